@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Types and constants shared by nsguard.bpf.c and the nsguard program.
+ * Plain __u32/__u64 only: this header is compiled by clang -target bpf
+ * (after vmlinux.h) and by gcc for user space (after <linux/types.h>).
+ */
+#ifndef NSGUARD_H
+#define NSGUARD_H
+
+/* bpffs layout: everything outlives the hook process that created it. */
+#define NSGUARD_PIN_DIR "/sys/fs/bpf/nsguard"
+#define NSGUARD_PIN_PROG NSGUARD_PIN_DIR "/prog"
+#define NSGUARD_PIN_POLICIES NSGUARD_PIN_DIR "/policies"
+#define NSGUARD_PIN_COUNTERS NSGUARD_PIN_DIR "/counters"
+#define NSGUARD_PIN_STATS NSGUARD_PIN_DIR "/stats"
+#define NSGUARD_PIN_EVENTS NSGUARD_PIN_DIR "/events"
+#define NSGUARD_PIN_LINKS NSGUARD_PIN_DIR "/links" /* links/<cgroup id> */
+
+/* Host-side state. */
+#define NSGUARD_RUN_DIR "/run/nsguard"
+#define NSGUARD_RECORD_DIR NSGUARD_RUN_DIR "/containers" /* <id>.json */
+#define NSGUARD_LOCK_FILE NSGUARD_RUN_DIR "/lock"
+#define NSGUARD_DEFAULT_CONFIG "/etc/nsguard/nsguard.conf"
+
+/* The kernel refuses to nest user namespaces deeper than 32 levels. */
+#define NSGUARD_MAX_DEPTH 32
+#define NSGUARD_DEFAULT_ERRNO 1 /* EPERM */
+#define NSGUARD_EVENTS_SIZE (256 * 1024)
+#define NSGUARD_COMM_LEN 16
+
+enum nsguard_mode {
+	NSGUARD_MODE_NONE = 0, /* no policy written yet: deny */
+	NSGUARD_MODE_DENY = 1,
+	NSGUARD_MODE_AUDIT = 2, /* allow up to max_depth, emit an event each time */
+	NSGUARD_MODE_ALLOW = 3, /* allow up to max_depth silently */
+	NSGUARD_MODE_COUNT,
+};
+
+enum nsguard_decision {
+	NSGUARD_DECISION_ALLOW = 0,
+	NSGUARD_DECISION_DENY = 1,
+	NSGUARD_DECISION_AUDIT = 2, /* allowed, and reported */
+};
+
+enum nsguard_reason {
+	NSGUARD_REASON_MODE = 0, /* the mode decided (deny, allow, audit) */
+	NSGUARD_REASON_NO_POLICY = 1, /* attached, policy not yet written */
+	NSGUARD_REASON_DEPTH = 2, /* deeper than max_depth */
+};
+
+/*
+ * Value of the policies map (BPF_MAP_TYPE_CGROUP_STORAGE, key: cgroup id).
+ * It exists from the moment the program is attached to a cgroup and reads
+ * all-zero (mode NONE, deny) until user space writes it.
+ */
+struct nsguard_policy {
+	__u32 mode; /* enum nsguard_mode */
+	__u32 max_depth; /* nested levels allowed below base_level */
+	__u32 base_level; /* level of the container's own user namespace */
+	__u32 err; /* positive errno returned on deny; 0 means EPERM */
+	__u64 cgroup_id; /* cgroup the policy is attached to */
+};
+
+/*
+ * Value of the counters map (BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE, key: cgroup
+ * id): exact per-container decision counts, summed over CPUs by user space.
+ * Kept apart from the policy so that writing a policy never resets a count.
+ */
+struct nsguard_counters {
+	__u64 allowed; /* allowed silently */
+	__u64 denied;
+	__u64 audited; /* allowed and reported (audit mode) */
+};
+
+/* Value of the stats map (BPF_MAP_TYPE_PERCPU_ARRAY, one entry, key 0). */
+struct nsguard_stats {
+	__u64 events_dropped; /* ring buffer full */
+	__u64 decisions;
+};
+
+/* Ring buffer record, one per deny or audit decision. */
+struct nsguard_event {
+	__u64 ts_boot_ns; /* bpf_ktime_get_boot_ns() */
+	__u64 cgroup_id; /* cgroup the deciding policy is attached to */
+	__u64 task_cgroup_id; /* cgroup of the caller (may be a child) */
+	__u32 pid; /* tgid, in the initial pid namespace */
+	__u32 tid;
+	__u32 uid; /* caller's uid and gid, as the initial user namespace sees them */
+	__u32 gid;
+	__u32 level; /* caller's user namespace level */
+	__u32 depth; /* depth of the namespace being created, below base_level */
+	__u32 decision; /* enum nsguard_decision */
+	__u32 reason; /* enum nsguard_reason */
+	__u32 mode; /* enum nsguard_mode of the deciding policy */
+	__u32 err; /* positive errno returned, 0 if allowed */
+	char comm[NSGUARD_COMM_LEN];
+};
+
+#endif /* NSGUARD_H */

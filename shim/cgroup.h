@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* pid -> cgroup v2 path -> cgroup id. */
+#ifndef NSGUARD_CGROUP_H
+#define NSGUARD_CGROUP_H
+
+#include <linux/types.h>
+#include <sys/types.h>
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+
+/*
+ * Read <proc_root>/<pid>/cgroup and return the cgroup v2 path ("0::/a/b").
+ * -ESRCH: the process does not exist or has exited (zombie);
+ * -EOPNOTSUPP: only cgroup v1 hierarchies listed;
+ * -EPERM: the process sits in the root cgroup, which nsguard never guards.
+ * proc_root is "/proc" except in tests.
+ */
+int cgroup_path_of_pid(const char *proc_root, pid_t pid, char **path_out);
+/*
+ * Join cgroup_root and a cgroup path; check it is on cgroup2 (-EOPNOTSUPP
+ * otherwise), not the root (-EPERM), and return its id (inode number).
+ * -ENOENT when the cgroup is gone.
+ */
+int cgroup_id_of_path(const char *cgroup_root, const char *path, __u64 *id_out);
+/* Open the cgroup directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC). */
+int cgroup_open(const char *cgroup_root, const char *path);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The host administrator's config file, /etc/nsguard/nsguard.conf. */
+#ifndef NSGUARD_CONFIG_H
+#define NSGUARD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct nsguard_config {
+	__u32 default_mode; /* enum nsguard_mode for containers without annotations */
+	__u32 allowed_modes; /* bit (1 << mode) for each mode annotations may ask for */
+	__u32 max_depth; /* highest max-depth an annotation may ask for; also the
+			  * depth used when allow/audit comes without one */
+	__u32 default_err; /* positive errno */
+	bool fail_open; /* fail-mode: open warns and lets the container start */
+};
+
+/* Built-in defaults: deny; annotations may ask for any mode; depth up to
+ * NSGUARD_MAX_DEPTH; EPERM; fail-mode closed. */
+void config_defaults(struct nsguard_config *cfg);
+/*
+ * "key = value" lines, '#' comments, blank lines.  Keys: default-mode,
+ * allowed-modes (comma/space list), max-depth, errno, fail-mode.  Unknown
+ * keys, bad values, duplicates and a default-mode outside allowed-modes are
+ * errors naming origin:line.  Returns 0 or -EINVAL.
+ */
+int config_parse(const char *text, size_t len, const char *origin, struct nsguard_config *cfg);
+/* Load path; if !explicit and the file does not exist, keep the defaults. */
+int config_load(const char *path, bool explicit, struct nsguard_config *cfg);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The only module that calls bpf(): load-or-reuse the pinned program and maps,
+ * attach/detach one cgroup, read policies and counters.  Host unit tests never
+ * link it.
+ */
+#ifndef NSGUARD_GUARD_H
+#define NSGUARD_GUARD_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "../bpf/nsguard.h"
+
+struct guard {
+	int prog_fd;
+	int policies_fd;
+	int counters_fd;
+	int stats_fd;
+	int events_fd;
+	bool loaded_now; /* this process loaded and pinned the program */
+};
+
+/*
+ * Open the pinned objects.  With load, load and pin them first if they are not
+ * pinned yet (serialised with flock on NSGUARD_LOCK_FILE, so two hooks never
+ * load twice).  Without load, -ENOENT if nothing is pinned.
+ */
+int guard_open(struct guard *g, bool load);
+void guard_close(struct guard *g);
+/*
+ * Attach to the cgroup (link pinned at NSGUARD_PIN_LINKS/<id>), then write the
+ * policy.  Until the write lands the all-zero policy denies.  Re-attaching the
+ * same cgroup only rewrites the policy.
+ */
+int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
+		 char **link_pin_out);
+/* Remove the link pin; success if it does not exist. */
+int guard_detach(__u64 cgroup_id);
+int guard_read_policy(struct guard *g, __u64 cgroup_id, struct nsguard_policy *pol);
+int guard_read_counters(struct guard *g, __u64 cgroup_id, struct nsguard_counters *cnt);
+int guard_read_stats(struct guard *g, struct nsguard_stats *stats);
+bool guard_link_pinned(__u64 cgroup_id);
+
+#endif

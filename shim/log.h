@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One error idiom: a failing function records its message with nsg_fail()
+ * and returns -errno; callers pass the negative value up unchanged, and the
+ * single exit path in main() prints "nsguard: <message>" once.
+ */
+#ifndef NSGUARD_LOG_H
+#define NSGUARD_LOG_H
+
+#include <stdbool.h>
+
+/* Record the error message (printf format) and return -errnum (errnum > 0). */
+int nsg_fail(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prefix the recorded message with more context ("attach /x: <old>"). */
+int nsg_fail_context(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *nsg_last_error(void);
+void nsg_clear_error(void);
+
+/* Immediate messages on stderr, prefixed "nsguard: ". */
+void nsg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void nsg_info(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* -v only */
+void nsg_set_verbose(int level);
+int nsg_verbose(void);
+
+#endif

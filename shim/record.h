@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Per-container records under /run/nsguard/containers/<id>.json. */
+#ifndef NSGUARD_RECORD_H
+#define NSGUARD_RECORD_H
+
+#include <linux/types.h>
+#include "../bpf/nsguard.h"
+
+struct nsguard_record {
+	char *id;
+	char *cgroup_path; /* relative to the cgroup2 root, starting with '/' */
+	__u64 cgroup_id;
+	char *link_pin; /* bpffs path of the pinned link */
+	struct nsguard_policy policy;
+};
+
+/* Write dir/<id>.json atomically (temp file, fsync, rename); creates dir. */
+int record_write(const char *dir, const struct nsguard_record *rec);
+/* -ENOENT if there is no record for id. */
+int record_read(const char *dir, const char *id, struct nsguard_record *rec);
+/* Success when the record does not exist. */
+int record_remove(const char *dir, const char *id);
+/* Call fn for each record, sorted by id; stops at the first negative return.
+ * A missing dir means no records. */
+int record_foreach(const char *dir, int (*fn)(const struct nsguard_record *rec, void *data),
+		   void *data);
+/* Find the record of a cgroup id; -ENOENT if none. */
+int record_find_cgroup(const char *dir, __u64 cgroup_id, struct nsguard_record *rec);
+void record_free(struct nsguard_record *rec);
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Cleanup attributes and small helpers shared by every shim file. */
+#ifndef NSGUARD_UTIL_H
+#define NSGUARD_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void cleanup_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void cleanup_closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+static inline void cleanup_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close __attribute__((cleanup(cleanup_closep)))
+#define cleanup_fclose __attribute__((cleanup(cleanup_fclosep)))
+
+/* Hand ownership over: the cleanup variable no longer frees it. */
+#define steal_pointer(pp) ({ __typeof__(*(pp)) _p = *(pp); *(pp) = NULL; _p; })
+#define steal_fd(fdp) ({ int _fd = *(fdp); *(fdp) = -1; _fd; })
+
+#endif
