@@ -1,1 +1,57 @@
-# placeholder: filled in by its owner
+# Man pages, examples and installation (included by the top-level Makefile).
+#
+#   make install         PREFIX=/usr/local DESTDIR= (the defaults)
+#   make man-lint        both man pages must render without a single warning
+#   make install-check   install into build/install-test and check every file
+#   make check-man       both of the above as `make check` parts "man" and
+#                        "install" (results in $(RESULTS)/man.log, install.log)
+
+MAN_PAGES := man/nsguard.8 man/nsguard.conf.5
+HOOKS_IN := $(wildcard examples/hooks.d/*.json.in)
+
+INSTALL_BINDIR = $(PREFIX)/bin
+INSTALL_MAN8DIR = $(PREFIX)/share/man/man8
+INSTALL_MAN5DIR = $(PREFIX)/share/man/man5
+INSTALL_HOOKSDIR = $(PREFIX)/share/containers/oci/hooks.d
+# The admin's config lives in /etc whatever the prefix (nsguard looks there).
+INSTALL_CONF = /etc/nsguard/nsguard.conf
+
+.PHONY: man-lint install-check check-man
+
+# The hooks.d files name the installed binary, so they depend on PREFIX: they
+# are generated at install time rather than kept in $(BUILD), where a file made
+# for one PREFIX would be reused for another.
+install: $(BUILD)/nsguard
+	$(call msg,INSTALL,$(DESTDIR)$(INSTALL_BINDIR)/nsguard)
+	$(Q)install -D -m 0755 $(BUILD)/nsguard $(DESTDIR)$(INSTALL_BINDIR)/nsguard
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/share/man)
+	$(Q)install -D -m 0644 man/nsguard.8 $(DESTDIR)$(INSTALL_MAN8DIR)/nsguard.8
+	$(Q)install -D -m 0644 man/nsguard.conf.5 $(DESTDIR)$(INSTALL_MAN5DIR)/nsguard.conf.5
+	$(call msg,INSTALL,$(DESTDIR)$(INSTALL_HOOKSDIR))
+	$(Q)install -d -m 0755 $(DESTDIR)$(INSTALL_HOOKSDIR)
+	$(Q)set -e; for src in $(HOOKS_IN); do \
+		out=$(DESTDIR)$(INSTALL_HOOKSDIR)/$$(basename "$$src" .in); \
+		sed 's|@BINDIR@|$(INSTALL_BINDIR)|g' "$$src" >"$$out.tmp"; \
+		chmod 0644 "$$out.tmp"; mv -f "$$out.tmp" "$$out"; \
+	done
+	$(Q)if [ -e $(DESTDIR)$(INSTALL_CONF) ]; then \
+		printf '  %-8s %s\n' KEEP '$(DESTDIR)$(INSTALL_CONF) (exists, not overwritten)'; \
+	else \
+		printf '  %-8s %s\n' INSTALL '$(DESTDIR)$(INSTALL_CONF)'; \
+		install -D -m 0644 examples/nsguard.conf $(DESTDIR)$(INSTALL_CONF); \
+	fi
+
+man-lint:
+	$(Q)man/lint $(MAN_PAGES)
+
+# Builds $(BUILD)/nsguard if needed (install depends on it).
+install-check: $(BUILD)/nsguard
+	$(Q)man/install-check '$(MAKE)' $(BUILD)/install-test
+
+# Two parts, so a lint failure does not hide the install results and the
+# other way round; exits non-zero if either failed.
+check-man: | $(RESULTS)
+	$(Q)rc=0; \
+	integration/run-part $(RESULTS) man man/lint $(MAN_PAGES) || rc=1; \
+	integration/run-part $(RESULTS) install $(MAKE) --no-print-directory install-check || rc=1; \
+	exit $$rc
