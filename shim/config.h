@@ -14,6 +14,9 @@ struct nsguard_config {
 			  * depth used when allow/audit comes without one */
 	__u32 default_err; /* positive errno */
 	bool fail_open; /* fail-mode: open warns and lets the container start */
+	/* Where the values came from, for messages: the config path, or
+	 * "built-in defaults".  Filled by config_defaults/config_parse/config_load. */
+	char origin[4096];
 };
 
 /* Built-in defaults: deny; annotations may ask for any mode; depth up to

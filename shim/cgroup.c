@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* pid -> cgroup v2 path -> cgroup id. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "cgroup.h"
+#include "log.h"
+#include "util.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+static int no_such_pid(pid_t pid)
+{
+	return nsg_fail(ESRCH, "pid %d does not exist or has exited", (int)pid);
+}
+
+/*
+ * A zombie still has /proc/PID/cgroup but can never be guarded meaningfully.
+ * comm (field 2) may hold spaces and ')' - even ") Z (" - so the state is
+ * the first field after the LAST ')'.
+ */
+static int check_alive(const char *proc_root, pid_t pid)
+{
+	cleanup_free char *path = NULL;
+	cleanup_free char *line = NULL;
+	cleanup_fclose FILE *f = NULL;
+	size_t cap = 0;
+	char *paren;
+
+	if (asprintf(&path, "%s/%d/stat", proc_root, (int)pid) < 0) {
+		path = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT || errno == ESRCH)
+			return no_such_pid(pid);
+		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
+	}
+	if (getline(&line, &cap, f) < 0)
+		return no_such_pid(pid); /* exited between open and read */
+	paren = strrchr(line, ')');
+	if (!paren || paren[1] != ' ' || !paren[2])
+		return nsg_fail(EINVAL, "%s: unexpected format", path);
+	if (paren[2] == 'Z' || paren[2] == 'X')
+		return nsg_fail(ESRCH, "pid %d has exited (zombie)", (int)pid);
+	return 0;
+}
+
+/* cgroup paths are kernel-generated, but a ".." shows up for cgroups outside
+ * our cgroup namespace and must never be joined onto /sys/fs/cgroup. */
+static bool has_dotdot(const char *path)
+{
+	const char *p = path;
+
+	while (*p) {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+int cgroup_path_of_pid(const char *proc_root, pid_t pid, char **path_out)
+{
+	cleanup_free char *path = NULL;
+	cleanup_free char *line = NULL;
+	cleanup_free char *v2 = NULL;
+	cleanup_fclose FILE *f = NULL;
+	bool v1 = false;
+	size_t cap = 0;
+	ssize_t n;
+	int err = 0;
+
+	if (pid <= 0)
+		return nsg_fail(EINVAL, "invalid pid %d", (int)pid);
+	err = check_alive(proc_root, pid);
+	if (err < 0)
+		return err;
+	if (asprintf(&path, "%s/%d/cgroup", proc_root, (int)pid) < 0) {
+		path = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT || errno == ESRCH)
+			return no_such_pid(pid);
+		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		char *colon;
+
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (!line[0])
+			continue;
+		if (strncmp(line, "0::", 3) != 0) {
+			/* "N:controllers:/path" is a v1 hierarchy. */
+			colon = strchr(line, ':');
+			if (!colon || !strchr(colon + 1, ':'))
+				return nsg_fail(EINVAL, "%s: malformed line \"%.64s\"", path, line);
+			v1 = true;
+			continue;
+		}
+		if (v2)
+			return nsg_fail(EINVAL, "%s: more than one cgroup v2 line", path);
+		v2 = strdup(line + 3);
+		if (!v2)
+			return nsg_fail(ENOMEM, "out of memory");
+	}
+	if (!v2) {
+		if (v1)
+			return nsg_fail(EOPNOTSUPP,
+					"pid %d is only in cgroup v1 hierarchies: nsguard requires "
+					"cgroup v2 (boot with systemd.unified_cgroup_hierarchy=1)",
+					(int)pid);
+		return no_such_pid(pid); /* empty file: the task is exiting */
+	}
+	if (v2[0] != '/')
+		return nsg_fail(EINVAL, "%s: cgroup path \"%.64s\" is not absolute", path, v2);
+	if (has_dotdot(v2))
+		return nsg_fail(EINVAL,
+				"pid %d is in cgroup %.200s, outside nsguard's cgroup namespace",
+				(int)pid, v2);
+	if (strcmp(v2, "/") == 0)
+		return nsg_fail(EPERM,
+				"pid %d is in the root cgroup; nsguard only guards a container's "
+				"own cgroup",
+				(int)pid);
+	*path_out = steal_pointer(&v2);
+	return 0;
+}
+
+/* Open root/path; fd >= 0 on success.  Checks cgroup2 so nothing else is
+ * ever mistaken for a container's cgroup. */
+static int open_checked(const char *cgroup_root, const char *path, struct stat *sb_out)
+{
+	cleanup_free char *full = NULL;
+	cleanup_close int fd = -1;
+	struct statfs sfs;
+	struct stat root_sb;
+	const char *rel = path;
+
+	if (has_dotdot(path))
+		return nsg_fail(EINVAL, "cgroup path %.200s contains \"..\"", path);
+	while (*rel == '/')
+		rel++;
+	if (!rel[0])
+		return nsg_fail(EPERM, "refusing the root cgroup %s", cgroup_root);
+	if (asprintf(&full, "%s/%s", cgroup_root, rel) < 0) {
+		full = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return nsg_fail(ENOENT, "cgroup %s does not exist", full);
+		return nsg_fail(errno, "open cgroup %s: %s", full, strerror(errno));
+	}
+	if (fstatfs(fd, &sfs) < 0)
+		return nsg_fail(errno, "statfs %s: %s", full, strerror(errno));
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
+		return nsg_fail(EOPNOTSUPP,
+				"%s is not on cgroup v2: nsguard requires the unified hierarchy "
+				"mounted at %s",
+				full, CGROUP_ROOT);
+	if (fstat(fd, sb_out) < 0)
+		return nsg_fail(errno, "stat %s: %s", full, strerror(errno));
+	/* "a/." and friends name the root too: compare inodes, not strings. */
+	if (stat(cgroup_root, &root_sb) == 0 && root_sb.st_dev == sb_out->st_dev &&
+	    root_sb.st_ino == sb_out->st_ino)
+		return nsg_fail(EPERM, "refusing the root cgroup %s", cgroup_root);
+	return steal_fd(&fd);
+}
+
+int cgroup_id_of_path(const char *cgroup_root, const char *path, __u64 *id_out)
+{
+	cleanup_close int fd = -1;
+	struct stat sb;
+
+	fd = open_checked(cgroup_root, path, &sb);
+	if (fd < 0)
+		return fd;
+	/* On 64-bit kernels the cgroup id is the kernfs inode number. */
+	*id_out = sb.st_ino;
+	return 0;
+}
+
+int cgroup_open(const char *cgroup_root, const char *path)
+{
+	struct stat sb;
+
+	return open_checked(cgroup_root, path, &sb);
+}

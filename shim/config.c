@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * /etc/nsguard/nsguard.conf: "key = value" lines, '#' starts a comment
+ * (anywhere on a line), blank lines are ignored, CRLF line ends are accepted.
+ * Every error names origin:line, so the administrator can fix it directly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "log.h"
+#include "policy.h"
+#include "util.h"
+
+#define CONFIG_FILE_MAX (64 * 1024)
+
+enum config_key {
+	KEY_DEFAULT_MODE,
+	KEY_ALLOWED_MODES,
+	KEY_MAX_DEPTH,
+	KEY_ERRNO,
+	KEY_FAIL_MODE,
+	KEY_COUNT,
+};
+
+static const char *const key_names[KEY_COUNT] = {
+	[KEY_DEFAULT_MODE] = "default-mode",
+	[KEY_ALLOWED_MODES] = "allowed-modes",
+	[KEY_MAX_DEPTH] = "max-depth",
+	[KEY_ERRNO] = "errno",
+	[KEY_FAIL_MODE] = "fail-mode",
+};
+
+static void set_origin(struct nsguard_config *cfg, const char *origin)
+{
+	snprintf(cfg->origin, sizeof(cfg->origin), "%s", origin);
+}
+
+void config_defaults(struct nsguard_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->default_mode = NSGUARD_MODE_DENY;
+	cfg->allowed_modes =
+		(1u << NSGUARD_MODE_DENY) | (1u << NSGUARD_MODE_AUDIT) | (1u << NSGUARD_MODE_ALLOW);
+	cfg->max_depth = NSGUARD_MAX_DEPTH;
+	cfg->default_err = NSGUARD_DEFAULT_ERRNO;
+	cfg->fail_open = false;
+	set_origin(cfg, "built-in defaults");
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	end = s + strlen(s);
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		*--end = '\0';
+	return s;
+}
+
+/* "deny, audit allow": commas and/or blanks separate; at least one mode. */
+static int parse_modes(char *value, __u32 *mask)
+{
+	char *save = NULL, *tok;
+	__u32 m, out = 0;
+
+	for (tok = strtok_r(value, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		if (policy_mode_parse(tok, &m) < 0)
+			return -EINVAL;
+		out |= 1u << m;
+	}
+	if (!out)
+		return -EINVAL;
+	*mask = out;
+	return 0;
+}
+
+static int parse_line(char *line, const char *origin, unsigned lineno, struct nsguard_config *cfg,
+		      unsigned seen[KEY_COUNT])
+{
+	char *eq, *key, *value, *hash;
+	__u32 v = 0;
+	int k;
+
+	hash = strchr(line, '#');
+	if (hash)
+		*hash = '\0';
+	line = trim(line);
+	if (!line[0])
+		return 0;
+	eq = strchr(line, '=');
+	if (!eq)
+		return nsg_fail(EINVAL, "%s:%u: expected \"key = value\"", origin, lineno);
+	*eq = '\0';
+	key = trim(line);
+	value = trim(eq + 1);
+
+	for (k = 0; k < KEY_COUNT; k++)
+		if (strcmp(key, key_names[k]) == 0)
+			break;
+	if (k == KEY_COUNT)
+		return nsg_fail(EINVAL,
+				"%s:%u: unknown key \"%.64s\" (known: default-mode, allowed-modes, "
+				"max-depth, errno, fail-mode)",
+				origin, lineno, key);
+	if (seen[k])
+		return nsg_fail(EINVAL, "%s:%u: %s is already set on line %u", origin, lineno,
+				key_names[k], seen[k]);
+	seen[k] = lineno;
+	if (!value[0])
+		return nsg_fail(EINVAL, "%s:%u: %s has no value", origin, lineno, key_names[k]);
+
+	switch (k) {
+	case KEY_DEFAULT_MODE:
+		if (policy_mode_parse(value, &v) < 0)
+			return nsg_fail(EINVAL, "%s:%u: default-mode \"%.64s\" is not deny, audit or allow",
+					origin, lineno, value);
+		cfg->default_mode = v;
+		break;
+	case KEY_ALLOWED_MODES:
+		if (parse_modes(value, &v) < 0)
+			return nsg_fail(EINVAL,
+					"%s:%u: allowed-modes must list deny, audit and/or allow",
+					origin, lineno);
+		cfg->allowed_modes = v;
+		break;
+	case KEY_MAX_DEPTH:
+		if (policy_depth_parse(value, &v) < 0)
+			return nsg_fail(EINVAL, "%s:%u: max-depth \"%.64s\" is not a number in 0..%d",
+					origin, lineno, value, NSGUARD_MAX_DEPTH);
+		cfg->max_depth = v;
+		break;
+	case KEY_ERRNO:
+		if (policy_errno_parse(value, &v) < 0)
+			return nsg_fail(EINVAL, "%s:%u: errno \"%.64s\" is not EPERM, ENOSPC or EACCES",
+					origin, lineno, value);
+		cfg->default_err = v;
+		break;
+	case KEY_FAIL_MODE:
+		if (strcmp(value, "closed") == 0)
+			cfg->fail_open = false;
+		else if (strcmp(value, "open") == 0)
+			cfg->fail_open = true;
+		else
+			return nsg_fail(EINVAL, "%s:%u: fail-mode \"%.64s\" is not closed or open",
+					origin, lineno, value);
+		break;
+	}
+	return 0;
+}
+
+int config_parse(const char *text, size_t len, const char *origin, struct nsguard_config *cfg)
+{
+	unsigned seen[KEY_COUNT] = { 0 };
+	struct nsguard_config c;
+	unsigned lineno = 0;
+	size_t pos = 0;
+	int err = 0;
+
+	config_defaults(&c);
+	set_origin(&c, origin);
+	if (memchr(text, '\0', len))
+		return nsg_fail(EINVAL, "%s: contains a NUL byte", origin);
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		cleanup_free char *line = strndup(text + pos, n);
+
+		lineno++;
+		if (!line)
+			return nsg_fail(ENOMEM, "%s: out of memory", origin);
+		err = parse_line(line, origin, lineno, &c, seen);
+		if (err < 0)
+			return err;
+		pos += n + 1;
+	}
+	if (!(c.allowed_modes & (1u << c.default_mode))) {
+		/* Point at whichever of the two lines the administrator wrote. */
+		unsigned at = seen[KEY_DEFAULT_MODE] ? seen[KEY_DEFAULT_MODE] : seen[KEY_ALLOWED_MODES];
+
+		return nsg_fail(EINVAL, "%s:%u: default-mode %s is not in allowed-modes", origin, at,
+				policy_mode_name(c.default_mode));
+	}
+	*cfg = c;
+	return 0;
+}
+
+int config_load(const char *path, bool explicit, struct nsguard_config *cfg)
+{
+	cleanup_free char *buf = NULL;
+	cleanup_close int fd = -1;
+	struct stat sb;
+	size_t len = 0;
+	ssize_t r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT && !explicit) {
+			config_defaults(cfg);
+			return 0;
+		}
+		return nsg_fail(errno, "open config %s: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &sb) < 0)
+		return nsg_fail(errno, "stat config %s: %s", path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return nsg_fail(EINVAL, "config %s is not a regular file", path);
+	buf = malloc(CONFIG_FILE_MAX + 1);
+	if (!buf)
+		return nsg_fail(ENOMEM, "read config %s: out of memory", path);
+	while (len <= CONFIG_FILE_MAX) {
+		r = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return nsg_fail(errno, "read config %s: %s", path, strerror(errno));
+		}
+		if (r == 0)
+			break;
+		len += r;
+	}
+	if (len > CONFIG_FILE_MAX)
+		return nsg_fail(EFBIG, "config %s is larger than %d KiB", path, CONFIG_FILE_MAX >> 10);
+	return config_parse(buf, len, path, cfg);
+}

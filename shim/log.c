@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Error recording and stderr messages.  One message buffer per process: the
+ * shim is single-threaded and prints the recorded error once, in main().
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+#define NSG_MSG_MAX 4096
+
+static char last_error[NSG_MSG_MAX];
+static int verbose_level;
+
+/* Messages are one line on stderr: control characters (a newline in an
+ * annotation value, say) must not split or forge lines. */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+int nsg_fail(int errnum, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (errnum < 0)
+		errnum = -errnum;
+	if (errnum == 0)
+		errnum = EIO; /* a failure must never read as success */
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	sanitize(last_error);
+	errno = saved;
+	return -errnum;
+}
+
+int nsg_fail_context(int err, const char *fmt, ...)
+{
+	char prefix[NSG_MSG_MAX];
+	char joined[2 * NSG_MSG_MAX + 2];
+	int saved = errno;
+	size_t n;
+	va_list ap;
+
+	if (err > 0)
+		err = -err;
+	if (err == 0)
+		err = -EIO;
+
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+
+	/* No recorded message: fall back to the errno text. */
+	snprintf(joined, sizeof(joined), "%s: %s", prefix,
+		 last_error[0] ? last_error : strerror(-err));
+	n = strnlen(joined, sizeof(last_error) - 1);
+	memcpy(last_error, joined, n);
+	last_error[n] = '\0';
+	sanitize(last_error);
+	errno = saved;
+	return err;
+}
+
+/* Empty string when nothing was recorded since the last nsg_clear_error(). */
+const char *nsg_last_error(void)
+{
+	return last_error;
+}
+
+void nsg_clear_error(void)
+{
+	last_error[0] = '\0';
+}
+
+static __attribute__((format(printf, 1, 0))) void vprint(const char *fmt, va_list ap)
+{
+	char buf[NSG_MSG_MAX];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	sanitize(buf);
+	/* One fprintf call so concurrent hooks do not interleave mid-line. */
+	fprintf(stderr, "nsguard: %s\n", buf);
+}
+
+void nsg_warn(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprint(fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+void nsg_info(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (verbose_level < 1)
+		return;
+	va_start(ap, fmt);
+	vprint(fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+void nsg_set_verbose(int level)
+{
+	verbose_level = level;
+}
+
+int nsg_verbose(void)
+{
+	return verbose_level;
+}

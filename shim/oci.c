@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * OCI state (hook stdin) and config.json annotations.  cJSON never leaves
+ * this file: callers see plain structs.  Everything here is hostile input
+ * from the point of view of the host, so the parse is strict.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "log.h"
+#include "oci.h"
+#include "util.h"
+
+#define OCI_ID_MAX 255
+#define OCI_CONFIG_MAX (16 * 1024 * 1024) /* config.json sanity bound */
+
+static void cjson_deletep(cJSON **p)
+{
+	if (*p)
+		cJSON_Delete(*p);
+}
+#define cleanup_cjson __attribute__((cleanup(cjson_deletep)))
+
+bool oci_id_valid(const char *id)
+{
+	size_t n;
+
+	if (!id || !id[0] || id[0] == '.')
+		return false;
+	for (n = 0; id[n]; n++) {
+		char c = id[n];
+
+		if (n >= OCI_ID_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '+' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * cJSON keeps duplicate keys as siblings and GetObjectItem returns the first,
+ * while a Go runtime keeps the last: a duplicate could make us enforce a
+ * policy other than the one the runtime shows, so it is refused.  Sorting
+ * keeps this O(n log n) for hostile documents with many keys.
+ */
+static int check_duplicates(const cJSON *obj, const char *what, bool recurse)
+{
+	cleanup_free const char **names = NULL;
+	const cJSON *it;
+	size_t n = 0, i;
+	int err = 0;
+
+	cJSON_ArrayForEach(it, obj)
+		n++;
+	if (n > 1) {
+		names = calloc(n, sizeof(*names));
+		if (!names)
+			return nsg_fail(ENOMEM, "%s: out of memory", what);
+		i = 0;
+		cJSON_ArrayForEach(it, obj)
+			names[i++] = it->string ? it->string : "";
+		if (cJSON_IsObject(obj)) {
+			qsort(names, n, sizeof(*names), cmp_str);
+			for (i = 1; i < n; i++)
+				if (strcmp(names[i - 1], names[i]) == 0)
+					return nsg_fail(EINVAL, "%s: key \"%.64s\" is given twice", what,
+							names[i]);
+		}
+	}
+	if (!recurse)
+		return 0;
+	cJSON_ArrayForEach(it, obj) {
+		if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
+			err = check_duplicates(it, what, true);
+			if (err < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * cJSON decodes "\u0000" into a NUL that silently truncates the string; a
+ * runtime would see the whole value.  Refuse the escape in the raw text (an
+ * escape is a backslash preceded by an even number of backslashes).
+ */
+static bool has_nul_escape(const char *buf, size_t len)
+{
+	size_t i, run = 0;
+
+	for (i = 0; i < len; i++) {
+		if (buf[i] == '\\') {
+			run++;
+			continue;
+		}
+		if ((run & 1) && buf[i] == 'u' && len - i >= 5 && memcmp(buf + i, "u0000", 5) == 0)
+			return true;
+		run = 0;
+	}
+	return false;
+}
+
+static int parse_doc(const char *in, size_t len, const char *what, cJSON **out)
+{
+	cleanup_free char *buf = NULL;
+	const char *end = NULL;
+	cJSON *doc;
+	size_t off;
+
+	if (len == 0)
+		return nsg_fail(EINVAL, "%s: empty document", what);
+	if (memchr(in, '\0', len))
+		return nsg_fail(EINVAL, "%s: contains a NUL byte", what);
+	/* libcjson is not built with sanitizers: a terminated copy means a
+	 * length bug in it can never read past the caller's buffer. */
+	buf = malloc(len + 1);
+	if (!buf)
+		return nsg_fail(ENOMEM, "%s: out of memory", what);
+	memcpy(buf, in, len);
+	buf[len] = '\0';
+	if (has_nul_escape(buf, len))
+		return nsg_fail(EINVAL, "%s: contains a \\u0000 escape", what);
+	doc = cJSON_ParseWithLengthOpts(buf, len, &end, false);
+	if (!doc) {
+		off = (end && end >= buf && end <= buf + len) ? (size_t)(end - buf) : len;
+		if (off >= len)
+			return nsg_fail(EINVAL, "%s: truncated or invalid JSON", what);
+		return nsg_fail(EINVAL, "%s: invalid JSON at byte %zu", what, off);
+	}
+	/* Nothing but whitespace may follow the document. */
+	for (off = end - buf; off < len; off++) {
+		if (!strchr(" \t\r\n", buf[off])) {
+			cJSON_Delete(doc);
+			return nsg_fail(EINVAL, "%s: trailing data at byte %zu", what, off);
+		}
+	}
+	if (!cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		return nsg_fail(EINVAL, "%s: top level is not a JSON object", what);
+	}
+	*out = doc;
+	return 0;
+}
+
+static int get_string(const cJSON *doc, const char *key, bool required, const char *what,
+		      char **out)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc, key);
+
+	if (!it || cJSON_IsNull(it)) {
+		if (required)
+			return nsg_fail(EINVAL, "%s: \"%s\" is missing", what, key);
+		return 0;
+	}
+	if (!cJSON_IsString(it) || !it->valuestring)
+		return nsg_fail(EINVAL, "%s: \"%s\" is not a string", what, key);
+	*out = strdup(it->valuestring);
+	if (!*out)
+		return nsg_fail(ENOMEM, "%s: out of memory", what);
+	return 0;
+}
+
+static int get_pid(const cJSON *doc, const char *what, pid_t *out)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc, "pid");
+	double v;
+
+	if (!it || cJSON_IsNull(it))
+		return 0;
+	if (!cJSON_IsNumber(it))
+		return nsg_fail(EINVAL, "%s: \"pid\" is not a number", what);
+	v = it->valuedouble;
+	if (isnan(v))
+		return nsg_fail(EINVAL, "%s: \"pid\" is not an integer", what);
+	if (v < 0)
+		return nsg_fail(EINVAL, "%s: \"pid\" is negative", what);
+	if (v > INT_MAX) /* also +inf from 1e400 */
+		return nsg_fail(EINVAL, "%s: \"pid\" is out of range", what);
+	/* In range now, so the conversion is defined. */
+	if ((double)(int)v != v)
+		return nsg_fail(EINVAL, "%s: \"pid\" is not an integer", what);
+	*out = (pid_t)v;
+	return 0;
+}
+
+const char *oci_annotation_get(const struct oci_state *st, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < st->n_annotations; i++)
+		if (strcmp(st->annotations[i].key, key) == 0)
+			return st->annotations[i].value;
+	return NULL;
+}
+
+/* Append the string members of obj; with only_new, keys already present are
+ * kept (the state wins over config.json). */
+static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new, const char *what)
+{
+	struct oci_annotation *arr;
+	const cJSON *it;
+	size_t n = 0;
+	int err = 0;
+
+	if (!obj || cJSON_IsNull(obj))
+		return 0;
+	if (!cJSON_IsObject(obj))
+		return nsg_fail(EINVAL, "%s: \"annotations\" is not an object", what);
+	err = check_duplicates(obj, what, false);
+	if (err < 0)
+		return err;
+	cJSON_ArrayForEach(it, obj) {
+		if (!cJSON_IsString(it) || !it->valuestring)
+			return nsg_fail(EINVAL, "%s: annotation \"%.64s\" is not a string", what,
+					it->string ? it->string : "");
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	arr = realloc(st->annotations, (st->n_annotations + n) * sizeof(*arr));
+	if (!arr)
+		return nsg_fail(ENOMEM, "%s: out of memory", what);
+	st->annotations = arr;
+	cJSON_ArrayForEach(it, obj) {
+		struct oci_annotation *a = &st->annotations[st->n_annotations];
+
+		if (only_new && oci_annotation_get(st, it->string))
+			continue;
+		a->key = strdup(it->string);
+		a->value = strdup(it->valuestring);
+		if (!a->key || !a->value) {
+			free(a->key);
+			free(a->value);
+			return nsg_fail(ENOMEM, "%s: out of memory", what);
+		}
+		st->n_annotations++;
+	}
+	return 0;
+}
+
+void oci_state_free(struct oci_state *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->n_annotations; i++) {
+		free(st->annotations[i].key);
+		free(st->annotations[i].value);
+	}
+	free(st->annotations);
+	free(st->oci_version);
+	free(st->id);
+	free(st->bundle);
+	free(st->status);
+	memset(st, 0, sizeof(*st));
+}
+
+static int state_from_doc(const cJSON *doc, const char *what, struct oci_state *st)
+{
+	int err = 0;
+
+	err = check_duplicates(doc, what, true);
+	if (err < 0)
+		return err;
+	err = get_string(doc, "ociVersion", true, what, &st->oci_version);
+	if (err < 0)
+		return err;
+	err = get_string(doc, "id", true, what, &st->id);
+	if (err < 0)
+		return err;
+	if (!oci_id_valid(st->id))
+		return nsg_fail(EINVAL,
+				"%s: id \"%.64s\" is not a valid container id "
+				"([A-Za-z0-9_.+-], not starting with '.', at most %d bytes)",
+				what, st->id, OCI_ID_MAX);
+	err = get_pid(doc, what, &st->pid);
+	if (err < 0)
+		return err;
+	err = get_string(doc, "bundle", false, what, &st->bundle);
+	if (err < 0)
+		return err;
+	err = get_string(doc, "status", false, what, &st->status);
+	if (err < 0)
+		return err;
+	return add_annotations(st, cJSON_GetObjectItemCaseSensitive(doc, "annotations"), false,
+			       what);
+}
+
+int oci_state_parse(const char *buf, size_t len, struct oci_state *out)
+{
+	static const char what[] = "malformed OCI state on stdin";
+	cleanup_cjson cJSON *doc = NULL;
+	struct oci_state st = { 0 };
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	err = parse_doc(buf, len, what, &doc);
+	if (err < 0)
+		return err;
+	err = state_from_doc(doc, what, &st);
+	if (err < 0) {
+		oci_state_free(&st);
+		return err;
+	}
+	*out = st;
+	return 0;
+}
+
+int oci_state_read_fd(int fd, struct oci_state *out)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	ssize_t r;
+
+	memset(out, 0, sizeof(*out));
+	/* One byte more than the limit tells "exactly 1 MiB" from "more". */
+	buf = malloc(OCI_STATE_MAX + 1);
+	if (!buf)
+		return nsg_fail(ENOMEM, "reading OCI state: out of memory");
+	while (len < OCI_STATE_MAX + 1) {
+		r = read(fd, buf + len, OCI_STATE_MAX + 1 - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return nsg_fail(errno, "read OCI state from stdin: %s", strerror(errno));
+		}
+		if (r == 0)
+			break;
+		len += r;
+	}
+	if (len > OCI_STATE_MAX)
+		return nsg_fail(EFBIG, "OCI state on stdin exceeds 1 MiB");
+	return oci_state_parse(buf, len, out);
+}
+
+static int merge_config(struct oci_state *st, const char *buf, size_t len, const char *what)
+{
+	cleanup_cjson cJSON *doc = NULL;
+	int err = 0;
+
+	err = parse_doc(buf, len, what, &doc);
+	if (err < 0)
+		return err;
+	/* Only the parts we read are checked for duplicates: a runtime accepts
+	 * duplicates elsewhere and they do not change what we enforce. */
+	err = check_duplicates(doc, what, false);
+	if (err < 0)
+		return err;
+	return add_annotations(st, cJSON_GetObjectItemCaseSensitive(doc, "annotations"), true, what);
+}
+
+int oci_state_merge_config(struct oci_state *st, const char *buf, size_t len)
+{
+	return merge_config(st, buf, len, "malformed config.json");
+}
+
+static int read_file(int fd, const char *path, char **out, size_t *len_out)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t r;
+
+	for (;;) {
+		if (len == cap) {
+			char *nbuf;
+
+			if (cap >= OCI_CONFIG_MAX)
+				return nsg_fail(EFBIG, "%s is larger than %d MiB", path,
+						OCI_CONFIG_MAX >> 20);
+			cap = cap ? cap * 2 : 64 * 1024;
+			nbuf = realloc(buf, cap);
+			if (!nbuf)
+				return nsg_fail(ENOMEM, "read %s: out of memory", path);
+			buf = nbuf;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return nsg_fail(errno, "read %s: %s", path, strerror(errno));
+		}
+		if (r == 0)
+			break;
+		len += r;
+	}
+	*out = steal_pointer(&buf);
+	*len_out = len;
+	return 0;
+}
+
+int oci_state_merge_bundle_annotations(struct oci_state *st)
+{
+	cleanup_free char *path = NULL;
+	cleanup_free char *what = NULL;
+	cleanup_free char *buf = NULL;
+	cleanup_close int fd = -1;
+	struct stat sb;
+	size_t len = 0;
+	int err = 0;
+
+	if (!st->bundle || !st->bundle[0])
+		return 0;
+	if (asprintf(&path, "%s/config.json", st->bundle) < 0) {
+		path = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &sb) < 0)
+		return nsg_fail(errno, "stat %s: %s", path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return nsg_fail(EINVAL, "%s is not a regular file", path);
+	err = read_file(fd, path, &buf, &len);
+	if (err < 0)
+		return err;
+	if (asprintf(&what, "malformed %s", path) < 0) {
+		what = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	return merge_config(st, buf, len, what);
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "policy.h"
+#include "test.h"
+#include "util.h"
+
+#define M(x) (1u << NSGUARD_MODE_##x)
+#define ALL (M(DENY) | M(AUDIT) | M(ALLOW))
+
+static void t_defaults(void)
+{
+	struct nsguard_config c;
+
+	config_defaults(&c);
+	ASSERT_EQ(NSGUARD_MODE_DENY, c.default_mode);
+	ASSERT_EQ(ALL, c.allowed_modes);
+	ASSERT_EQ(NSGUARD_MAX_DEPTH, c.max_depth);
+	ASSERT_EQ(EPERM, c.default_err);
+	ASSERT_TRUE(!c.fail_open);
+	ASSERT_STREQ("built-in defaults", c.origin);
+}
+
+struct good_row {
+	const char *name, *text;
+	__u32 mode, allowed, depth, err;
+	bool fail_open;
+};
+
+static const struct good_row good[] = {
+	{ "empty", "", NSGUARD_MODE_DENY, ALL, 32, EPERM, false },
+	{ "comments-and-blanks", "# a comment\n\n   \t\n  # indented\n", NSGUARD_MODE_DENY, ALL, 32,
+	  EPERM, false },
+	{ "design-example",
+	  "# comments\n"
+	  "default-mode = deny            # deny | audit | allow\n"
+	  "allowed-modes = deny, audit, allow\n"
+	  "max-depth = 32                 # 0..32\n"
+	  "errno = EPERM                  # EPERM | ENOSPC | EACCES\n"
+	  "fail-mode = closed             # closed | open\n",
+	  NSGUARD_MODE_DENY, ALL, 32, EPERM, false },
+	{ "crlf",
+	  "default-mode = audit\r\nallowed-modes = audit,allow\r\nmax-depth = 3\r\nerrno = ENOSPC\r\n"
+	  "fail-mode = open\r\n",
+	  NSGUARD_MODE_AUDIT, M(AUDIT) | M(ALLOW), 3, ENOSPC, true },
+	{ "no-final-newline", "errno=EACCES", NSGUARD_MODE_DENY, ALL, 32, EACCES, false },
+	{ "no-spaces", "default-mode=allow\nmax-depth=0", NSGUARD_MODE_ALLOW, ALL, 0, EPERM, false },
+	{ "tabs", "\tdefault-mode\t=\tallow\t\n", NSGUARD_MODE_ALLOW, ALL, 32, EPERM, false },
+	{ "allowed-deny-only", "allowed-modes = deny", NSGUARD_MODE_DENY, M(DENY), 32, EPERM, false },
+	{ "allowed-space-list", "allowed-modes = deny audit", NSGUARD_MODE_DENY, M(DENY) | M(AUDIT), 32,
+	  EPERM, false },
+	{ "allowed-mixed-separators", "allowed-modes = allow ,deny,, audit", NSGUARD_MODE_DENY, ALL,
+	  32, EPERM, false },
+	{ "allowed-repeated", "allowed-modes = deny, deny", NSGUARD_MODE_DENY, M(DENY), 32, EPERM,
+	  false },
+	{ "default-audit", "default-mode = audit", NSGUARD_MODE_AUDIT, ALL, 32, EPERM, false },
+	{ "max-depth-0", "max-depth = 0", NSGUARD_MODE_DENY, ALL, 0, EPERM, false },
+	{ "max-depth-32", "max-depth = 32", NSGUARD_MODE_DENY, ALL, 32, EPERM, false },
+	{ "errno-eperm", "errno = EPERM", NSGUARD_MODE_DENY, ALL, 32, EPERM, false },
+	{ "errno-enospc", "errno = ENOSPC", NSGUARD_MODE_DENY, ALL, 32, ENOSPC, false },
+	{ "errno-eacces", "errno = EACCES", NSGUARD_MODE_DENY, ALL, 32, EACCES, false },
+	{ "fail-mode-closed", "fail-mode = closed", NSGUARD_MODE_DENY, ALL, 32, EPERM, false },
+	{ "fail-mode-open", "fail-mode = open", NSGUARD_MODE_DENY, ALL, 32, EPERM, true },
+	{ "default-mode-after-allowed", "allowed-modes = allow\ndefault-mode = allow",
+	  NSGUARD_MODE_ALLOW, M(ALLOW), 32, EPERM, false },
+};
+
+static void check_good(const struct good_row *r)
+{
+	struct nsguard_config c;
+
+	ASSERT_OK(config_parse(r->text, strlen(r->text), "test.conf", &c));
+	ASSERT_EQ(r->mode, c.default_mode);
+	ASSERT_EQ(r->allowed, c.allowed_modes);
+	ASSERT_EQ(r->depth, c.max_depth);
+	ASSERT_EQ(r->err, c.default_err);
+	ASSERT_EQ(r->fail_open, c.fail_open);
+	ASSERT_STREQ("test.conf", c.origin);
+}
+
+struct bad_row {
+	const char *name, *text, *msg;
+};
+
+static const struct bad_row bad[] = {
+	{ "unknown-key", "# x\ndefault_mode = deny\n", "test.conf:2: unknown key \"default_mode\"" },
+	{ "no-equals", "default-mode deny", "test.conf:1: expected \"key = value\"" },
+	{ "empty-key", "= deny", "test.conf:1: unknown key \"\"" },
+	{ "empty-value", "errno =", "test.conf:1: errno has no value" },
+	{ "empty-value-comment", "errno = # EPERM", "test.conf:1: errno has no value" },
+	{ "duplicate", "errno = EPERM\n\nerrno = EPERM", "test.conf:3: errno is already set on line 1" },
+	{ "mode-none", "default-mode = none", "test.conf:1: default-mode \"none\"" },
+	{ "mode-case", "default-mode = Deny", "default-mode \"Deny\" is not" },
+	{ "mode-two-words", "default-mode = deny audit", "default-mode \"deny audit\"" },
+	{ "allowed-empty-list", "allowed-modes = ,", "test.conf:1: allowed-modes must list" },
+	{ "allowed-none", "allowed-modes = none", "allowed-modes must list" },
+	{ "allowed-bogus", "allowed-modes = deny, bogus", "allowed-modes must list" },
+	{ "depth-33", "max-depth = 33", "test.conf:1: max-depth \"33\" is not a number in 0..32" },
+	{ "depth-negative", "max-depth = -1", "max-depth \"-1\"" },
+	{ "depth-plus", "max-depth = +1", "max-depth \"+1\"" },
+	{ "depth-hex", "max-depth = 0x1", "max-depth \"0x1\"" },
+	{ "depth-junk", "max-depth = 1x", "max-depth \"1x\"" },
+	{ "depth-huge", "max-depth = 99999999999999999999", "max-depth" },
+	{ "depth-inner-space", "max-depth = 1 2", "max-depth \"1 2\"" },
+	{ "errno-lower", "errno = eperm", "test.conf:1: errno \"eperm\" is not EPERM, ENOSPC or EACCES" },
+	{ "errno-other", "errno = EINTR", "errno \"EINTR\"" },
+	{ "errno-number", "errno = 1", "errno \"1\"" },
+	{ "fail-mode-bogus", "fail-mode = maybe", "test.conf:1: fail-mode \"maybe\" is not closed or open" },
+	{ "default-not-allowed", "default-mode = allow\nallowed-modes = deny, audit",
+	  "test.conf:1: default-mode allow is not in allowed-modes" },
+	{ "builtin-default-not-allowed", "\nallowed-modes = audit",
+	  "test.conf:2: default-mode deny is not in allowed-modes" },
+	{ "error-after-crlf", "errno = EPERM\r\nbogus = 1\r\n", "test.conf:2: unknown key" },
+};
+
+static void check_bad(const struct bad_row *r)
+{
+	struct nsguard_config c;
+
+	config_defaults(&c);
+	c.max_depth = 7; /* must stay untouched on error */
+	ASSERT_ERR(-EINVAL, config_parse(r->text, strlen(r->text), "test.conf", &c));
+	ASSERT_MSG(r->msg);
+	ASSERT_EQ(7, c.max_depth);
+}
+
+static void t_nul_byte(void)
+{
+	static const char text[] = "errno = EPERM\0\nmax-depth = 1";
+	struct nsguard_config c;
+
+	ASSERT_ERR(-EINVAL, config_parse(text, sizeof(text) - 1, "test.conf", &c));
+	ASSERT_MSG("NUL");
+}
+
+static void t_length_bounds(void)
+{
+	/* Only len bytes are read: the rest of the buffer is not consulted. */
+	static const char text[] = "max-depth = 3garbage";
+	struct nsguard_config c;
+
+	ASSERT_OK(config_parse(text, 13, "test.conf", &c));
+	ASSERT_EQ(3, c.max_depth);
+}
+
+static void t_load(void)
+{
+	char dir[] = "/tmp/nsguard-test-conf.XXXXXX", path[128], missing[128];
+	struct nsguard_config c;
+	FILE *f;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/nsguard.conf", dir);
+	snprintf(missing, sizeof(missing), "%s/missing.conf", dir);
+
+	ASSERT_OK(config_load(missing, false, &c));
+	ASSERT_EQ(NSGUARD_MODE_DENY, c.default_mode);
+	ASSERT_ERR(-ENOENT, config_load(missing, true, &c));
+	ASSERT_MSG(missing);
+
+	f = fopen(path, "we");
+	ASSERT_TRUE(f != NULL);
+	fputs("default-mode = audit\nmax-depth = 2\n", f);
+	fclose(f);
+	ASSERT_OK(config_load(path, true, &c));
+	ASSERT_EQ(NSGUARD_MODE_AUDIT, c.default_mode);
+	ASSERT_EQ(2, c.max_depth);
+	ASSERT_STREQ(path, c.origin);
+
+	f = fopen(path, "we");
+	ASSERT_TRUE(f != NULL);
+	fputs("max-depth = 2\nmax-depth = 3\n", f);
+	fclose(f);
+	ASSERT_ERR(-EINVAL, config_load(path, false, &c));
+	ASSERT_MSG(":2: max-depth is already set");
+	ASSERT_MSG(path);
+	unlink(path);
+
+	/* A directory is not a config file, explicit or not. */
+	ASSERT_TRUE(mkdir(path, 0700) == 0);
+	ASSERT_TRUE(config_load(path, false, &c) < 0);
+	ASSERT_MSG(path);
+	rmdir(path);
+	rmdir(dir);
+}
+
+void suite_config(void)
+{
+	char name[128];
+	size_t i;
+
+	TEST_CASE("config", "defaults", t_defaults);
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		snprintf(name, sizeof(name), "parse-valid-%s", good[i].name);
+		TEST_CASE("config", name, check_good, &good[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(name, sizeof(name), "parse-reject-%s", bad[i].name);
+		TEST_CASE("config", name, check_bad, &bad[i]);
+	}
+	TEST_CASE("config", "parse-reject-nul-byte", t_nul_byte);
+	TEST_CASE("config", "parse-respects-length", t_length_bounds);
+	TEST_CASE("config", "load", t_load);
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "policy.h"
+#include "test.h"
+#include "util.h"
+
+#define M(x) (1u << NSGUARD_MODE_##x)
+#define ALL (M(DENY) | M(AUDIT) | M(ALLOW))
+#define DENY NSGUARD_MODE_DENY
+#define AUDIT NSGUARD_MODE_AUDIT
+#define ALLOW NSGUARD_MODE_ALLOW
+#define MODE ANNOTATION_MODE
+#define DEPTH ANNOTATION_MAX_DEPTH
+#define ERRNO ANNOTATION_ERRNO
+#define CONF "/etc/nsguard/nsguard.conf"
+
+struct cfg_spec {
+	__u32 mode, allowed, depth, err; /* zero allowed/err: defaults */
+	bool custom;
+};
+
+struct row {
+	const char *name;
+	struct cfg_spec cfg;
+	struct oci_annotation ann[5];
+	int rc;
+	__u32 mode, depth, err;
+	const char *msg1, *msg2;
+};
+
+#define DEFAULTS { 0, 0, 0, 0, false }
+#define CFG(m, a, d, e) { m, a, d, e, true }
+#define OK(m, d, e) 0, m, d, e, NULL, NULL
+#define ERR(rc, msg) rc, 0, 0, 0, msg, NULL
+#define ERR2(rc, msg1, msg2) rc, 0, 0, 0, msg1, msg2
+
+static const struct row rows[] = {
+	/* No annotation: the administrator's defaults. */
+	{ "none-default-deny", DEFAULTS, { { NULL, NULL } }, OK(DENY, 0, EPERM) },
+	{ "none-default-allow-gets-cfg-depth", CFG(ALLOW, ALL, 4, ENOSPC), { { NULL, NULL } }, OK(ALLOW, 4, ENOSPC) },
+	{ "none-default-audit", CFG(AUDIT, M(AUDIT), 0, EACCES), { { NULL, NULL } }, OK(AUDIT, 0, EACCES) },
+	{ "non-nsguard-ignored", DEFAULTS,
+	  { { "io.kubernetes.cri-o.userns-mode", "auto" }, { "nsguard.iox/userns", "allow" },
+	    { "example.com/nsguard.io/userns", "allow" }, { "nsguard.io", "x" } }, OK(DENY, 0, EPERM) },
+	/* Every mode. */
+	{ "mode-deny", DEFAULTS, { { MODE, "deny" } }, OK(DENY, 0, EPERM) },
+	{ "mode-audit", DEFAULTS, { { MODE, "audit" } }, OK(AUDIT, 32, EPERM) },
+	{ "mode-allow", DEFAULTS, { { MODE, "allow" } }, OK(ALLOW, 32, EPERM) },
+	{ "mode-allow-cfg-depth", CFG(DENY, ALL, 2, EPERM), { { MODE, "allow" } }, OK(ALLOW, 2, EPERM) },
+	{ "mode-none-rejected", DEFAULTS, { { MODE, "none" } }, ERR(-EINVAL, "annotation nsguard.io/userns=none is not a mode") },
+	{ "mode-case-rejected", DEFAULTS, { { MODE, "Allow" } }, ERR(-EINVAL, "userns=Allow") },
+	{ "mode-empty-rejected", DEFAULTS, { { MODE, "" } }, ERR(-EINVAL, "is not a mode") },
+	{ "mode-space-rejected", DEFAULTS, { { MODE, "allow " } }, ERR(-EINVAL, "is not a mode") },
+	{ "mode-control-chars-quoted", DEFAULTS, { { MODE, "al\nlow" } }, ERR(-EINVAL, "userns=al\\x0alow is not a mode") },
+	/* Every errno. */
+	{ "errno-eperm", DEFAULTS, { { ERRNO, "EPERM" } }, OK(DENY, 0, EPERM) },
+	{ "errno-enospc", DEFAULTS, { { ERRNO, "ENOSPC" } }, OK(DENY, 0, ENOSPC) },
+	{ "errno-eacces", DEFAULTS, { { MODE, "allow" }, { ERRNO, "EACCES" } }, OK(ALLOW, 32, EACCES) },
+	{ "errno-cfg-default", CFG(DENY, ALL, 32, ENOSPC), { { MODE, "deny" } }, OK(DENY, 0, ENOSPC) },
+	{ "errno-annotation-beats-cfg", CFG(DENY, ALL, 32, ENOSPC), { { ERRNO, "EPERM" } }, OK(DENY, 0, EPERM) },
+	{ "errno-unknown", DEFAULTS, { { ERRNO, "EINTR" } }, ERR(-EINVAL, "annotation nsguard.io/userns.errno=EINTR is not one of EPERM, ENOSPC, EACCES") },
+	{ "errno-lowercase", DEFAULTS, { { ERRNO, "eperm" } }, ERR(-EINVAL, "errno=eperm") },
+	{ "errno-number", DEFAULTS, { { ERRNO, "1" } }, ERR(-EINVAL, "errno=1") },
+	/* Depth edges. */
+	{ "depth-0", DEFAULTS, { { MODE, "allow" }, { DEPTH, "0" } }, OK(ALLOW, 0, EPERM) },
+	{ "depth-32", DEFAULTS, { { MODE, "audit" }, { DEPTH, "32" } }, OK(AUDIT, 32, EPERM) },
+	{ "depth-33", DEFAULTS, { { MODE, "allow" }, { DEPTH, "33" } }, ERR(-EINVAL, "annotation nsguard.io/userns.max-depth=33 is not a decimal number in 0..32") },
+	{ "depth-leading-zero", DEFAULTS, { { MODE, "allow" }, { DEPTH, "007" } }, OK(ALLOW, 7, EPERM) },
+	{ "depth-empty", DEFAULTS, { { MODE, "allow" }, { DEPTH, "" } }, ERR(-EINVAL, "max-depth=") },
+	{ "depth-1x", DEFAULTS, { { MODE, "allow" }, { DEPTH, "1x" } }, ERR(-EINVAL, "max-depth=1x") },
+	{ "depth-huge", DEFAULTS, { { MODE, "allow" }, { DEPTH, "99999999999999999999" } }, ERR(-EINVAL, "max-depth=99999999999999999999 is not") },
+	{ "depth-negative", DEFAULTS, { { MODE, "allow" }, { DEPTH, "-1" } }, ERR(-EINVAL, "max-depth=-1") },
+	{ "depth-plus", DEFAULTS, { { MODE, "allow" }, { DEPTH, "+1" } }, ERR(-EINVAL, "max-depth=+1") },
+	{ "depth-hex", DEFAULTS, { { MODE, "allow" }, { DEPTH, "0x1" } }, ERR(-EINVAL, "max-depth=0x1") },
+	{ "depth-space", DEFAULTS, { { MODE, "allow" }, { DEPTH, " 1" } }, ERR(-EINVAL, "max-depth= 1") },
+	{ "depth-with-default-allow", CFG(ALLOW, ALL, 8, EPERM), { { DEPTH, "3" } }, OK(ALLOW, 3, EPERM) },
+	/* Conflicts and typos. */
+	{ "conflict-deny-with-depth", DEFAULTS, { { MODE, "deny" }, { DEPTH, "1" } }, ERR(-EINVAL, "annotation nsguard.io/userns.max-depth=1 conflicts with nsguard.io/userns=deny") },
+	{ "conflict-default-deny-with-depth", DEFAULTS, { { DEPTH, "1" } }, ERR(-EINVAL, "max-depth=1 conflicts with the default-mode deny") },
+	{ "unknown-nsguard-key", DEFAULTS, { { MODE, "allow" }, { "nsguard.io/userns.maxdepth", "2" } }, ERR(-EINVAL, "unknown annotation nsguard.io/userns.maxdepth") },
+	{ "unknown-nsguard-key-case", DEFAULTS, { { "NSGuard.io/userns", "allow" } }, ERR(-EINVAL, "unknown annotation NSGuard.io/userns") },
+	{ "unknown-nsguard-prefix-only", DEFAULTS, { { "nsguard.io/", "" } }, ERR(-EINVAL, "unknown annotation nsguard.io/") },
+	{ "duplicate-key-in-array", DEFAULTS, { { MODE, "allow" }, { MODE, "deny" } }, ERR(-EINVAL, "given twice") },
+	/* Administrator limits: refused naming annotation and limit. */
+	{ "limit-mode-not-allowed", CFG(DENY, M(DENY) | M(AUDIT), 32, EPERM), { { MODE, "allow" } }, ERR2(-EPERM, "annotation nsguard.io/userns=allow is not permitted: allowed-modes is deny, audit", CONF) },
+	{ "limit-audit-not-allowed", CFG(DENY, M(DENY), 32, EPERM), { { MODE, "audit" } }, ERR(-EPERM, "userns=audit is not permitted: allowed-modes is deny") },
+	{ "limit-deny-not-allowed", CFG(ALLOW, M(ALLOW), 32, EPERM), { { MODE, "deny" } }, ERR(-EPERM, "userns=deny is not permitted: allowed-modes is allow") },
+	{ "limit-depth-exceeds", CFG(DENY, ALL, 2, EPERM), { { MODE, "allow" }, { DEPTH, "5" } }, ERR2(-EPERM, "annotation nsguard.io/userns.max-depth=5 exceeds the administrator's max-depth 2", "(" CONF ")") },
+	{ "limit-depth-equal-ok", CFG(DENY, ALL, 2, EPERM), { { MODE, "allow" }, { DEPTH, "2" } }, OK(ALLOW, 2, EPERM) },
+	{ "limit-depth-0-cfg", CFG(DENY, ALL, 0, EPERM), { { MODE, "audit" }, { DEPTH, "1" } }, ERR(-EPERM, "exceeds the administrator's max-depth 0") },
+	{ "limit-default-mode-not-checked", CFG(ALLOW, M(DENY), 3, EPERM), { { NULL, NULL } }, OK(ALLOW, 3, EPERM) },
+};
+
+static void check_row(const struct row *r)
+{
+	struct nsguard_config cfg;
+	struct nsguard_policy pol = { .base_level = 7, .cgroup_id = 99 };
+	size_t n = 0;
+	int rc;
+
+	config_defaults(&cfg);
+	if (r->cfg.custom) {
+		cfg.default_mode = r->cfg.mode;
+		cfg.allowed_modes = r->cfg.allowed;
+		cfg.max_depth = r->cfg.depth;
+		cfg.default_err = r->cfg.err;
+		snprintf(cfg.origin, sizeof(cfg.origin), "%s", CONF);
+	}
+	while (n < ARRAY_SIZE(r->ann) && r->ann[n].key)
+		n++;
+	nsg_clear_error();
+	rc = policy_resolve(&cfg, r->ann, n, &pol);
+	if (rc != r->rc)
+		FAIL_RET("policy_resolve: expected %s, got %s (%s)", test_errname(r->rc),
+			 test_errname(rc), nsg_last_error());
+	if (rc < 0) {
+		if (r->msg1)
+			ASSERT_MSG(r->msg1);
+		if (r->msg2)
+			ASSERT_MSG(r->msg2);
+		return;
+	}
+	ASSERT_EQ(r->mode, pol.mode);
+	ASSERT_EQ(r->depth, pol.max_depth);
+	ASSERT_EQ(r->err, pol.err);
+	/* The caller's fields are left alone. */
+	ASSERT_EQ(7, pol.base_level);
+	ASSERT_EQ(99, pol.cgroup_id);
+}
+
+static void t_names(void)
+{
+	__u32 v = 0;
+
+	ASSERT_STREQ("none", policy_mode_name(NSGUARD_MODE_NONE));
+	ASSERT_STREQ("deny", policy_mode_name(DENY));
+	ASSERT_STREQ("audit", policy_mode_name(AUDIT));
+	ASSERT_STREQ("allow", policy_mode_name(ALLOW));
+	ASSERT_STREQ("unknown", policy_mode_name(NSGUARD_MODE_COUNT));
+	ASSERT_OK(policy_mode_parse("audit", &v));
+	ASSERT_EQ(AUDIT, v);
+	ASSERT_EQ(-EINVAL, policy_mode_parse("none", &v));
+	ASSERT_STREQ("EPERM", policy_errno_name(1));
+	ASSERT_STREQ("EACCES", policy_errno_name(13));
+	ASSERT_STREQ("ENOSPC", policy_errno_name(28));
+	ASSERT_STREQ("EPERM", policy_errno_name(0)); /* all-zero policy */
+	ASSERT_TRUE(policy_errno_name(4) == NULL);
+	ASSERT_OK(policy_errno_parse("ENOSPC", &v));
+	ASSERT_EQ(28, v);
+	ASSERT_EQ(-EINVAL, policy_errno_parse("", &v));
+}
+
+static void t_depth_parse(void)
+{
+	static const char *const bad[] = { "", "1x", "99999999999999999999", "-1", "0x1", "33",
+					   "+1", " 1", "1 ", "4294967297", "1.0", "\xef\xbc\x91" };
+	__u32 v = 99;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		if (policy_depth_parse(bad[i], &v) != -EINVAL)
+			FAIL_RET("policy_depth_parse(\"%s\") accepted", bad[i]);
+	ASSERT_EQ(99, v);
+	ASSERT_OK(policy_depth_parse("0", &v));
+	ASSERT_EQ(0, v);
+	ASSERT_OK(policy_depth_parse("32", &v));
+	ASSERT_EQ(32, v);
+	ASSERT_OK(policy_depth_parse("0000000000000000000000001", &v));
+	ASSERT_EQ(1, v);
+}
+
+static void t_long_value_cut(void)
+{
+	char value[5000];
+	struct oci_annotation a[1] = { { MODE, value } };
+	struct nsguard_config cfg;
+	struct nsguard_policy pol;
+
+	memset(value, 'x', sizeof(value) - 1);
+	value[sizeof(value) - 1] = '\0';
+	config_defaults(&cfg);
+	ASSERT_ERR(-EINVAL, policy_resolve(&cfg, a, 1, &pol));
+	ASSERT_MSG("...");
+	ASSERT_TRUE(strlen(nsg_last_error()) < 300);
+}
+
+void suite_policy(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++)
+		TEST_CASE("policy", rows[i].name, check_row, &rows[i]);
+	TEST_CASE("policy", "names", t_names);
+	TEST_CASE("policy", "depth-parse", t_depth_parse);
+	TEST_CASE("policy", "long-value-cut", t_long_value_cut);
+}

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "test.h"
+#include "util.h"
+
+static char tmpdir[64];
+static char recdir[128];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nsguard-test-rec.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		abort();
+	/* Nested and not yet there: record_write must create it. */
+	snprintf(recdir, sizeof(recdir), "%s/run/containers", tmpdir);
+}
+
+static void teardown(void)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not remove %s\n", tmpdir);
+}
+
+static struct nsguard_record sample(const char *id, __u64 cgid)
+{
+	struct nsguard_record r = {
+		.id = (char *)id,
+		.cgroup_path = (char *)"/machine.slice/libpod-x.scope/container",
+		.cgroup_id = cgid,
+		.link_pin = (char *)"/sys/fs/bpf/nsguard/links/1234",
+		.policy = { .mode = NSGUARD_MODE_AUDIT, .max_depth = 3, .base_level = 2,
+			    .err = 28, .cgroup_id = cgid },
+	};
+	return r;
+}
+
+static int count_entries(const char *dir, bool hidden_only)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    (!hidden_only || de->d_name[0] == '.'))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void t_roundtrip(void)
+{
+	struct nsguard_record in = sample("web", 0x8000000000000005ull), out;
+	struct stat sb;
+
+	ASSERT_OK(record_write(recdir, &in));
+	ASSERT_TRUE(stat(recdir, &sb) == 0);
+	ASSERT_EQ(0700, sb.st_mode & 0777);
+	ASSERT_OK(record_read(recdir, "web", &out));
+	ASSERT_STREQ(in.id, out.id);
+	ASSERT_STREQ(in.cgroup_path, out.cgroup_path);
+	ASSERT_EQ_U64(in.cgroup_id, out.cgroup_id);
+	ASSERT_STREQ(in.link_pin, out.link_pin);
+	ASSERT_EQ(in.policy.mode, out.policy.mode);
+	ASSERT_EQ(in.policy.max_depth, out.policy.max_depth);
+	ASSERT_EQ(in.policy.base_level, out.policy.base_level);
+	ASSERT_EQ(in.policy.err, out.policy.err);
+	ASSERT_EQ_U64(in.policy.cgroup_id, out.policy.cgroup_id);
+	record_free(&out);
+	ASSERT_TRUE(out.id == NULL);
+	ASSERT_EQ(0, count_entries(recdir, true));
+}
+
+static void t_roundtrip_extremes(void)
+{
+	struct nsguard_record in = sample("x", ~0ull), out;
+
+	in.link_pin = NULL;
+	in.policy = (struct nsguard_policy){ .mode = NSGUARD_MODE_NONE, .max_depth = 0xffffffffu,
+					     .base_level = 0, .err = 0, .cgroup_id = 0 };
+	ASSERT_OK(record_write(recdir, &in));
+	ASSERT_OK(record_read(recdir, "x", &out));
+	ASSERT_TRUE(out.link_pin == NULL);
+	ASSERT_EQ_U64(~0ull, out.cgroup_id);
+	ASSERT_EQ(NSGUARD_MODE_NONE, out.policy.mode);
+	ASSERT_EQ(0xffffffffu, out.policy.max_depth);
+	ASSERT_EQ_U64(0, out.policy.cgroup_id);
+	record_free(&out);
+}
+
+static void t_overwrite(void)
+{
+	struct nsguard_record in = sample("web", 1), out;
+
+	ASSERT_OK(record_write(recdir, &in));
+	in.policy.mode = NSGUARD_MODE_DENY;
+	in.cgroup_path = (char *)"/other";
+	ASSERT_OK(record_write(recdir, &in));
+	ASSERT_OK(record_read(recdir, "web", &out));
+	ASSERT_EQ(NSGUARD_MODE_DENY, out.policy.mode);
+	ASSERT_STREQ("/other", out.cgroup_path);
+	record_free(&out);
+	ASSERT_EQ(0, count_entries(recdir, true));
+}
+
+static void t_remove(void)
+{
+	struct nsguard_record in = sample("gone", 1), out;
+
+	ASSERT_OK(record_write(recdir, &in));
+	ASSERT_OK(record_remove(recdir, "gone"));
+	ASSERT_ERR(-ENOENT, record_read(recdir, "gone", &out));
+	ASSERT_MSG("no record for gone");
+	/* Removing what is not there is success (poststop may run twice). */
+	ASSERT_OK(record_remove(recdir, "gone"));
+	ASSERT_OK(record_remove("/tmp/nsguard-no-such-dir", "gone"));
+}
+
+static void t_bad_ids(void)
+{
+	struct nsguard_record in = sample("../evil", 1), out;
+
+	ASSERT_ERR(-EINVAL, record_write(recdir, &in));
+	ASSERT_ERR(-EINVAL, record_read(recdir, "../x", &out));
+	ASSERT_ERR(-EINVAL, record_read(recdir, ".hidden", &out));
+	ASSERT_ERR(-EINVAL, record_remove(recdir, "a/b"));
+}
+
+static int write_raw(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", recdir, name);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -errno;
+}
+
+struct seen {
+	char ids[8][64];
+	int n;
+	int stop_after;
+};
+
+static int collect(const struct nsguard_record *rec, void *data)
+{
+	struct seen *s = data;
+
+	if (s->n < 8)
+		snprintf(s->ids[s->n], sizeof(s->ids[0]), "%s", rec->id);
+	s->n++;
+	if (s->stop_after && s->n >= s->stop_after)
+		return -ECANCELED;
+	return 0;
+}
+
+static void t_foreach(void)
+{
+	struct nsguard_record a = sample("b-second", 2), b = sample("a-first", 1),
+			      c = sample("c-third", 3), out;
+	struct seen s = { 0 };
+
+	ASSERT_OK(record_write(recdir, &a));
+	ASSERT_OK(record_write(recdir, &b));
+	ASSERT_OK(record_write(recdir, &c));
+	/* Debris that must be skipped: a malformed record, a leftover temp file,
+	 * a record whose id does not match its name, files that are not records. */
+	ASSERT_OK(write_raw("broken.json", "{\"version\":1,\"id\":"));
+	ASSERT_OK(write_raw("wrong-mode.json", "{\"version\":1,\"id\":\"wrong-mode\",\"cgroup\":\"/x\","
+					      "\"cgroup_id\":\"1\",\"link_pin\":null,\"policy\":{\"mode\":"
+					      "\"bogus\",\"max_depth\":0,\"base_level\":0,\"errno\":1,"
+					      "\"cgroup_id\":\"1\"}}"));
+	ASSERT_OK(write_raw(".a-first.json.Ab12Cd", "{"));
+	ASSERT_OK(write_raw("notes.txt", "hello"));
+	ASSERT_OK(write_raw("bad id.json", "{}"));
+	ASSERT_OK(write_raw("mismatch.json", "{\"version\":1,\"id\":\"other\",\"cgroup\":\"/x\","
+					     "\"cgroup_id\":\"1\",\"link_pin\":null,\"policy\":{\"mode\":"
+					     "\"deny\",\"max_depth\":0,\"base_level\":0,\"errno\":1,"
+					     "\"cgroup_id\":\"1\"}}"));
+
+	ASSERT_OK(record_foreach(recdir, collect, &s));
+	ASSERT_EQ(3, s.n);
+	ASSERT_STREQ("a-first", s.ids[0]);
+	ASSERT_STREQ("b-second", s.ids[1]);
+	ASSERT_STREQ("c-third", s.ids[2]);
+
+	ASSERT_ERR(-EINVAL, record_read(recdir, "broken", &out));
+	ASSERT_MSG("malformed record");
+	ASSERT_ERR(-EINVAL, record_read(recdir, "mismatch", &out));
+	ASSERT_ERR(-EINVAL, record_read(recdir, "wrong-mode", &out));
+
+	/* A negative return stops the walk and is passed up. */
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 2;
+	ASSERT_EQ(-ECANCELED, record_foreach(recdir, collect, &s));
+	ASSERT_EQ(2, s.n);
+
+	ASSERT_OK(record_find_cgroup(recdir, 3, &out));
+	ASSERT_STREQ("c-third", out.id);
+	ASSERT_STREQ(c.link_pin, out.link_pin);
+	record_free(&out);
+	ASSERT_ERR(-ENOENT, record_find_cgroup(recdir, 42, &out));
+	ASSERT_TRUE(out.id == NULL);
+}
+
+static void t_foreach_missing_dir(void)
+{
+	struct seen s = { 0 };
+
+	ASSERT_OK(record_foreach("/tmp/nsguard-no-such-dir/containers", collect, &s));
+	ASSERT_EQ(0, s.n);
+}
+
+static void t_write_failure_leaves_nothing(void)
+{
+	struct nsguard_record in = sample("web", 1), other = sample("other", 2);
+	char path[256];
+
+	/* A directory where the record should land: rename fails, the temp
+	 * file must not be left behind. */
+	ASSERT_OK(record_write(recdir, &other));
+	snprintf(path, sizeof(path), "%s/web.json", recdir);
+	ASSERT_TRUE(mkdir(path, 0700) == 0);
+	ASSERT_TRUE(record_write(recdir, &in) < 0);
+	ASSERT_MSG(path);
+	ASSERT_EQ(0, count_entries(recdir, true));
+	ASSERT_EQ(2, count_entries(recdir, false));
+	rmdir(path);
+}
+
+static void t_invalid_fields(void)
+{
+	struct nsguard_record in = sample("web", 1);
+
+	in.policy.mode = NSGUARD_MODE_COUNT;
+	ASSERT_ERR(-EINVAL, record_write(recdir, &in));
+	in = sample("web", 1);
+	in.cgroup_path = NULL;
+	ASSERT_ERR(-EINVAL, record_write(recdir, &in));
+}
+
+#define RECORD_CASE(name, fn)                                                           \
+	do {                                                                            \
+		setup();                                                                \
+		TEST_CASE("record", name, fn);                                          \
+		teardown();                                                             \
+	} while (0)
+
+void suite_record(void)
+{
+	RECORD_CASE("roundtrip", t_roundtrip);
+	RECORD_CASE("roundtrip-extremes", t_roundtrip_extremes);
+	RECORD_CASE("overwrite", t_overwrite);
+	RECORD_CASE("remove", t_remove);
+	RECORD_CASE("bad-ids", t_bad_ids);
+	RECORD_CASE("foreach-skips-debris", t_foreach);
+	RECORD_CASE("foreach-missing-dir", t_foreach_missing_dir);
+	RECORD_CASE("write-failure-leaves-nothing", t_write_failure_leaves_nothing);
+	RECORD_CASE("invalid-fields", t_invalid_fields);
+}
