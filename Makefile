@@ -71,7 +71,7 @@ GUEST_DEPS :=
 include bpf/bpf.mk
 include shim/shim.mk
 include shim/tests/tests.mk
--include integration/seed.mk
+include integration/seed.mk
 -include integration/guest.mk
 include integration/integration.mk
 -include integration/kselftest.mk
@@ -87,6 +87,8 @@ check: | deps-quiet
 	$(Q)$(MAKE) check-man || true
 	$(Q)$(MAKE) check-host || true
 	$(Q)$(MAKE) check-guest || true
+	$(Q)$(MAKE) check-selinux || true
+	$(Q)$(MAKE) check-lsm-off || true
 	$(Q)integration/summarize $(RESULTS)
 
 clean:
