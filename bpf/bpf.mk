@@ -1,1 +1,19 @@
-# placeholder: filled in by its owner
+# bpf/bpf.mk: the BPF object and its skeleton (included by the top-level Makefile).
+# vmlinux.h comes from the guest kernel's BTF, so the CO-RE relocations match
+# the kernel the program is loaded into.
+
+LLVM_STRIP ?= llvm-strip
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -I$(BUILD) -Ibpf
+
+$(BUILD)/vmlinux.h: $(KERNEL)/done | $(BUILD)
+	$(call msg,BTF,$@)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX) format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/nsguard.bpf.o: bpf/nsguard.bpf.c bpf/nsguard.h bpf/bpf.mk $(BUILD)/vmlinux.h | $(BUILD)
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@ # DWARF only: BTF stays, the skeleton shrinks
+
+$(BUILD)/nsguard.skel.h: $(BUILD)/nsguard.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name nsguard > $@.tmp && mv $@.tmp $@

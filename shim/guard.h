@@ -8,6 +8,7 @@
 #define NSGUARD_GUARD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "../bpf/nsguard.h"
 
@@ -19,6 +20,13 @@ struct guard {
 	int events_fd;
 	bool loaded_now; /* this process loaded and pinned the program */
 };
+
+/* A closed guard: guard_close() on it is a no-op. */
+#define GUARD_INIT                                                                         \
+	{                                                                                  \
+		.prog_fd = -1, .policies_fd = -1, .counters_fd = -1, .stats_fd = -1,       \
+		.events_fd = -1                                                            \
+	}
 
 /*
  * Open the pinned objects.  With load, load and pin them first if they are not
@@ -40,5 +48,18 @@ int guard_read_policy(struct guard *g, __u64 cgroup_id, struct nsguard_policy *p
 int guard_read_counters(struct guard *g, __u64 cgroup_id, struct nsguard_counters *cnt);
 int guard_read_stats(struct guard *g, struct nsguard_stats *stats);
 bool guard_link_pinned(__u64 cgroup_id);
+/*
+ * Is "bpf" in /sys/kernel/security/lsm?  0 if so; -EOPNOTSUPP (not active) or
+ * the read error otherwise, with a message saying what to do.  The list read
+ * is copied to list (may be NULL).
+ */
+int guard_lsm_check(char *list, size_t len);
+/*
+ * check: load a fresh (unpinned) copy of the program, attach it to cgroup_fd
+ * with a deny policy, run probe(data) (may be NULL), read the counters into
+ * cnt, then detach and unload.  Independent of the pins.
+ */
+int guard_trial(int cgroup_fd, __u64 cgroup_id, int (*probe)(void *data), void *data,
+		struct nsguard_counters *cnt);
 
 #endif

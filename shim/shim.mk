@@ -1,1 +1,28 @@
-# placeholder: filled in by its owner
+# shim/shim.mk: build/nsguard (included by the top-level Makefile).
+# SHIM_CORE_SRCS (the modules without libbpf, shared with the unit tests) is
+# defined in shim/tests/tests.mk, which is included after this file: the link
+# prerequisites are therefore expanded a second time, when make needs them.
+
+NSGUARD_VERSION ?= 0.1.0
+SHIM_CMD_SRCS := shim/main.c shim/cmd_common.c shim/cmd_hook.c shim/cmd_attach.c \
+	shim/cmd_status.c shim/cmd_monitor.c shim/cmd_gc.c shim/cmd_check.c shim/guard.c
+SHIM_OBJS = $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_CORE_SRCS) $(SHIM_CMD_SRCS))
+SHIM_LIBS := -lbpf -lelf -lz -lcjson -lcap
+
+.SECONDEXPANSION:
+$(BUILD)/nsguard: $$(SHIM_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SHIM_LIBS)
+
+$(BUILD)/obj/%.o: shim/%.c | $(BUILD)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -MMD -MP -c $< -o $@
+
+# The skeleton is generated: make it before anything that includes it.
+$(BUILD)/obj/guard.o: $(BUILD)/nsguard.skel.h
+$(BUILD)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'
+
+$(BUILD)/obj:
+	$(Q)mkdir -p $@
+
+-include $(wildcard $(BUILD)/obj/*.d)

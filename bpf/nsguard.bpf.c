@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * nsguard: decide userns_create for the processes of a guarded cgroup.
+ *
+ * Attached per cgroup as BPF_LSM_CGROUP, so it runs for the cgroup and all
+ * its descendants; the cgroup-storage maps give each attachment its own
+ * policy and counters.  Returning 0 denies (with the errno chosen through
+ * bpf_set_retval), 1 allows.  Capabilities are deliberately not looked at.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "nsguard.h"
+
+/* vmlinux.h carries no macros. */
+#define EPERM 1
+#define MAX_ERRNO 4095
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* __u64 key: one storage per cgroup, shared by attach types, so user space
+ * can address it with the plain cgroup id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
+	__type(key, __u64);
+	__type(value, struct nsguard_policy);
+} policies SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE);
+	__type(key, __u64);
+	__type(value, struct nsguard_counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nsguard_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, NSGUARD_EVENTS_SIZE);
+} events SEC(".maps");
+
+static __always_inline void emit(const struct cred *cred, const struct nsguard_policy *pol,
+				 struct nsguard_stats *st, __u32 level, __u32 depth, __u32 decision,
+				 __u32 reason, __u32 err)
+{
+	struct nsguard_event *e;
+	__u64 id;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		if (st)
+			__sync_fetch_and_add(&st->events_dropped, 1);
+		return;
+	}
+	id = bpf_get_current_pid_tgid();
+	e->ts_boot_ns = bpf_ktime_get_boot_ns();
+	e->cgroup_id = pol->cgroup_id;
+	e->task_cgroup_id = bpf_get_current_cgroup_id();
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->uid = BPF_CORE_READ(cred, uid.val);
+	e->gid = BPF_CORE_READ(cred, gid.val);
+	e->level = level;
+	e->depth = depth;
+	e->decision = decision;
+	e->reason = reason;
+	e->mode = pol->mode;
+	e->err = err;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("lsm_cgroup/userns_create")
+int BPF_PROG(nsguard_userns_create, const struct cred *cred)
+{
+	struct nsguard_policy *pol;
+	struct nsguard_counters *cnt;
+	struct nsguard_stats *st;
+	__u32 zero = 0, level, depth, mode, reason, err;
+
+	pol = bpf_get_local_storage(&policies, 0);
+	cnt = bpf_get_local_storage(&counters, 0);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (st)
+		__sync_fetch_and_add(&st->decisions, 1);
+
+	level = BPF_CORE_READ(cred, user_ns, level);
+	/* The new namespace is one level below the caller's. */
+	depth = level < pol->base_level ? 1 : level + 1 - pol->base_level;
+	mode = pol->mode;
+
+	if (mode == NSGUARD_MODE_AUDIT || mode == NSGUARD_MODE_ALLOW) {
+		if (depth <= pol->max_depth) {
+			if (mode == NSGUARD_MODE_ALLOW) {
+				__sync_fetch_and_add(&cnt->allowed, 1);
+			} else {
+				__sync_fetch_and_add(&cnt->audited, 1);
+				emit(cred, pol, st, level, depth, NSGUARD_DECISION_AUDIT,
+				     NSGUARD_REASON_MODE, 0);
+			}
+			return 1;
+		}
+		reason = NSGUARD_REASON_DEPTH;
+	} else if (mode == NSGUARD_MODE_DENY) {
+		reason = NSGUARD_REASON_MODE;
+	} else {
+		/* NONE (attached, policy not written yet) or garbage: deny. */
+		reason = NSGUARD_REASON_NO_POLICY;
+	}
+
+	err = pol->err;
+	if (err == 0 || err > MAX_ERRNO)
+		err = EPERM;
+	bpf_set_retval(-(int)err);
+	__sync_fetch_and_add(&cnt->denied, 1);
+	emit(cred, pol, st, level, depth, NSGUARD_DECISION_DENY, reason, err);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The commands of the nsguard program.  Each returns 0 (exit 0), a negative
+ * errno with the message recorded by nsg_fail() (exit 1, or 2 after
+ * cmd_usage()), or a positive exit status when it has printed its own
+ * output (check).
+ */
+#ifndef NSGUARD_CMD_H
+#define NSGUARD_CMD_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "../bpf/nsguard.h"
+
+struct cmd_ctx {
+	const char *config_path; /* --config, or NULL for the default */
+};
+
+int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_status(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_gc(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_check(struct cmd_ctx *ctx, int argc, char **argv);
+
+/* Set by cmd_usage(): main() exits 2 instead of 1. */
+extern bool cmd_usage_error;
+/* Record a usage error (exit 2). */
+int cmd_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * 0 if this process may use bpf(): CAP_SYS_ADMIN, plus CAP_BPF on kernels
+ * that know it.  Otherwise -EPERM with a message.
+ */
+int cmd_require_privileges(void);
+
+/* Load the admin config (ctx->config_path or the default). */
+struct nsguard_config;
+int cmd_load_config(struct cmd_ctx *ctx, struct nsguard_config *cfg);
+
+/*
+ * Guard one cgroup (path relative to the cgroup2 root, starting with '/')
+ * for container id: refuse a cgroup already guarded for another id, load or
+ * reuse the program, attach, write the policy and the record.
+ */
+int guard_container(const char *id, const char *cgroup_path, struct nsguard_policy *pol);
+/* Detach and forget the container of a record id; -ENOENT if unknown. */
+int unguard_container(const char *id);
+
+/* Parse a decimal __u64 / int in [min, max]; 0 or -EINVAL. */
+int parse_u64(const char *s, unsigned long long *out);
+int parse_uint(const char *s, unsigned int max, unsigned int *out);
+
+#endif

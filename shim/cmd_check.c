@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* nsguard check: one ok/missing line per requirement, then a trial attach. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+
+#include "cgroup.h"
+#include "cmd.h"
+#include "guard.h"
+#include "log.h"
+#include "util.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+#define BPF_FS_MAGIC 0xcafe4a11
+
+static int missing;
+
+static void ok(const char *what)
+{
+	printf("ok       %s\n", what);
+}
+
+static void miss(const char *what, const char *todo)
+{
+	printf("missing  %s: %s\n", what, todo);
+	missing++;
+}
+
+static bool fs_is(const char *path, long magic)
+{
+	struct statfs sfs;
+
+	return statfs(path, &sfs) == 0 && sfs.f_type == magic;
+}
+
+/* The probe: a child joins the trial cgroup and asks for a user namespace. */
+static int probe_unshare(void *data)
+{
+	const char *procs = data;
+	int status = 0, fd;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return nsg_fail(errno, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "0\n", 2) != 2)
+			_exit(2);
+		close(fd);
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return nsg_fail(errno, "waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 2)
+		return nsg_fail(EIO, "the probe process could not join %s", procs);
+	return 0;
+}
+
+static void check_trial(void)
+{
+	const char *what = "trial load + attach of the lsm_cgroup program";
+	char dir[64], procs[96], msg[4200];
+	struct nsguard_counters cnt = { 0 };
+	struct stat sb;
+	int fd, err = 0;
+
+	snprintf(dir, sizeof(dir), CGROUP_ROOT "/nsguard-check.%d", (int)getpid());
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	if (mkdir(dir, 0755) < 0) {
+		snprintf(msg, sizeof(msg), "cannot create the test cgroup %s: %s", dir, strerror(errno));
+		miss(what, msg);
+		return;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		err = nsg_fail(errno, "cannot open %s: %s", dir, strerror(errno));
+	} else {
+		err = guard_trial(fd, sb.st_ino, probe_unshare, procs, &cnt);
+		if (!err && cnt.denied == 0)
+			err = nsg_fail(EOPNOTSUPP,
+				       "attached, but userns_create was never decided by it: is bpf "
+				       "in /sys/kernel/security/lsm?");
+	}
+	if (fd >= 0)
+		close(fd);
+	/* The probe has been reaped, but the cgroup may take a moment to empty. */
+	for (int i = 0; i < 50 && rmdir(dir) < 0 && errno == EBUSY; i++)
+		usleep(20000);
+	if (err) {
+		snprintf(msg, sizeof(msg), "%s", nsg_last_error());
+		miss(what, msg);
+	} else {
+		ok("trial load + attach of the lsm_cgroup program (it denied a test user namespace)");
+	}
+}
+
+int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	char list[256] = "", msg[4200];
+	bool priv;
+
+	if (argc > 1)
+		return cmd_usage("check: unexpected argument '%s'", argv[1]);
+
+	priv = cmd_require_privileges() == 0;
+	if (priv)
+		ok("running as root with CAP_SYS_ADMIN and CAP_BPF");
+	else
+		miss("privileges", nsg_last_error());
+
+	if (fs_is(CGROUP_ROOT, CGROUP2_SUPER_MAGIC))
+		ok("cgroup v2 at " CGROUP_ROOT);
+	else
+		miss("cgroup v2 at " CGROUP_ROOT, "mount it with `mount -t cgroup2 none /sys/fs/cgroup` "
+						  "(systemd: systemd.unified_cgroup_hierarchy=1)");
+
+	if (fs_is("/sys/fs/bpf", BPF_FS_MAGIC))
+		ok("bpffs at /sys/fs/bpf");
+	else
+		miss("bpffs at /sys/fs/bpf", "run `mount -t bpf bpf /sys/fs/bpf`");
+
+	if (guard_lsm_check(list, sizeof(list)) == 0) {
+		snprintf(msg, sizeof(msg), "BPF LSM active (/sys/kernel/security/lsm: %s)", list);
+		ok(msg);
+	} else {
+		miss("BPF LSM", nsg_last_error());
+	}
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		ok("kernel BTF at /sys/kernel/btf/vmlinux");
+	else
+		miss("kernel BTF at /sys/kernel/btf/vmlinux",
+		     "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+
+	if (!priv)
+		miss("trial load + attach of the lsm_cgroup program", "needs the privileges above");
+	else if (!fs_is(CGROUP_ROOT, CGROUP2_SUPER_MAGIC))
+		miss("trial load + attach of the lsm_cgroup program", "needs cgroup v2 (above)");
+	else
+		check_trial();
+	nsg_clear_error();
+	return missing ? 1 : 0;
+}

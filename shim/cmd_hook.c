@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* nsguard hook STAGE: the OCI runtime hook (state JSON on stdin). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "cmd.h"
+#include "config.h"
+#include "guard.h"
+#include "log.h"
+#include "oci.h"
+#include "policy.h"
+#include "record.h"
+#include "userns.h"
+#include "util.h"
+
+/* Everything after policy resolution: failures here obey fail-mode. */
+static int hook_guard(struct oci_state *st, struct nsguard_policy *pol)
+{
+	cleanup_free char *path = NULL;
+	__u32 level = 0;
+	int err = 0;
+
+	err = cmd_require_privileges();
+	if (err)
+		return err;
+	if (st->pid <= 0)
+		return nsg_fail(EINVAL, "the state of container %s has no pid", st->id);
+	err = cgroup_path_of_pid("/proc", st->pid, &path);
+	if (err)
+		return err;
+	err = userns_level_of_pid("/proc", st->pid, &level);
+	if (err)
+		return err;
+	pol->base_level = level;
+	err = guard_container(st->id, path, pol);
+	if (err)
+		return err;
+	nsg_info("guarded container %s: cgroup %s, mode %s, max-depth %u, errno %s, base level %u",
+		 st->id, path, policy_mode_name(pol->mode), pol->max_depth,
+		 policy_errno_name(pol->err) ?: "?", pol->base_level);
+	return 0;
+}
+
+static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st)
+{
+	struct nsguard_config cfg;
+	struct nsguard_policy pol = { 0 };
+	int err = 0;
+
+	err = cmd_load_config(ctx, &cfg);
+	if (err)
+		return err;
+	/*
+	 * Annotation errors are never opened: otherwise a container could opt
+	 * out of guarding by writing a bad annotation.
+	 */
+	err = oci_state_merge_bundle_annotations(st);
+	if (err)
+		return nsg_fail_context(err, "container %s", st->id);
+	err = policy_resolve(&cfg, st->annotations, st->n_annotations, &pol);
+	if (err)
+		return nsg_fail_context(err, "container %s", st->id);
+
+	err = hook_guard(st, &pol);
+	if (err && cfg.fail_open) {
+		nsg_warn("warning: fail-mode open, container %s runs unguarded: %s", st->id,
+			 nsg_last_error());
+		return 0;
+	}
+	if (err)
+		return nsg_fail_context(err, "container %s", st->id);
+	return 0;
+}
+
+static int hook_poststop(struct oci_state *st)
+{
+	int err = unguard_container(st->id);
+
+	/* Unknown id, gone cgroup, missing pin: nothing left to undo. */
+	if (err && err != -ENOENT)
+		nsg_warn("warning: poststop of container %s: %s", st->id, nsg_last_error());
+	return 0;
+}
+
+int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{},
+	};
+	struct oci_state st = { 0 };
+	const char *stage;
+	bool attach;
+	int opt, err = 0;
+
+	if (argc < 2)
+		return cmd_usage("hook: STAGE missing (prestart, createRuntime or poststop)");
+	stage = argv[1];
+	if (strcmp(stage, "prestart") == 0 || strcmp(stage, "createRuntime") == 0)
+		attach = true;
+	else if (strcmp(stage, "poststop") == 0)
+		attach = false;
+	else
+		return cmd_usage("hook: unknown stage '%s' (prestart, createRuntime or poststop)",
+				 stage);
+	argc--;
+	argv++;
+	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			ctx->config_path = optarg;
+			break;
+		case ':':
+			return cmd_usage("hook: option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return cmd_usage("hook: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage("hook: unexpected argument '%s'", argv[optind]);
+
+	err = oci_state_read_fd(0, &st);
+	if (err) {
+		err = nsg_fail_context(err, "hook %s: reading the OCI state on stdin", stage);
+		if (!attach) {
+			nsg_warn("warning: %s", nsg_last_error());
+			return 0;
+		}
+		return err;
+	}
+	err = attach ? hook_attach(ctx, &st) : hook_poststop(&st);
+	oci_state_free(&st);
+	return err;
+}

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* nsguard monitor [--json] [--count N]: stream the ring-buffer events. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/libbpf.h>
+#include <cjson/cJSON.h>
+
+#include "cmd.h"
+#include "guard.h"
+#include "log.h"
+#include "policy.h"
+#include "record.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+struct idmap {
+	__u64 cgroup_id;
+	char *id;
+};
+
+struct monitor {
+	bool json;
+	unsigned long long count, seen;
+	struct idmap *ids;
+	size_t n_ids, cap_ids;
+	__u64 last_miss; /* cgroup id that had no record at the last reload */
+	time_t last_miss_at;
+};
+
+static void ids_free(struct monitor *m)
+{
+	for (size_t i = 0; i < m->n_ids; i++)
+		free(m->ids[i].id);
+	free(m->ids);
+	m->ids = NULL;
+	m->n_ids = m->cap_ids = 0;
+}
+
+static int ids_add(const struct nsguard_record *rec, void *data)
+{
+	struct monitor *m = data;
+	struct idmap *n;
+
+	if (m->n_ids == m->cap_ids) {
+		n = realloc(m->ids, (m->cap_ids * 2 + 8) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		m->ids = n;
+		m->cap_ids = m->cap_ids * 2 + 8;
+	}
+	m->ids[m->n_ids].cgroup_id = rec->cgroup_id;
+	m->ids[m->n_ids].id = strdup(rec->id);
+	if (!m->ids[m->n_ids].id)
+		return -ENOMEM;
+	m->n_ids++;
+	return 0;
+}
+
+static const char *ids_lookup(struct monitor *m, __u64 cgroup_id)
+{
+	time_t now = time(NULL);
+
+	for (size_t i = 0; i < m->n_ids; i++)
+		if (m->ids[i].cgroup_id == cgroup_id)
+			return m->ids[i].id;
+	/* A container started after us: reload, but not once per event. */
+	if (cgroup_id == m->last_miss && now - m->last_miss_at < 2)
+		return NULL;
+	ids_free(m);
+	if (record_foreach(NSGUARD_RECORD_DIR, ids_add, m) < 0)
+		nsg_clear_error();
+	for (size_t i = 0; i < m->n_ids; i++)
+		if (m->ids[i].cgroup_id == cgroup_id)
+			return m->ids[i].id;
+	m->last_miss = cgroup_id;
+	m->last_miss_at = now;
+	return NULL;
+}
+
+/* ts is CLOCK_BOOTTIME; print it as wall-clock UTC with milliseconds. */
+static void format_time(__u64 ts_boot_ns, char *buf, size_t len)
+{
+	struct timespec real, boot;
+	long long ns;
+	time_t sec;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	ns = (long long)real.tv_sec * 1000000000LL + real.tv_nsec -
+	     ((long long)boot.tv_sec * 1000000000LL + boot.tv_nsec - (long long)ts_boot_ns);
+	sec = ns / 1000000000LL;
+	gmtime_r(&sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (ns / 1000000LL) % 1000);
+}
+
+static const char *decision_name(__u32 d)
+{
+	return d == NSGUARD_DECISION_DENY ? "deny" : d == NSGUARD_DECISION_AUDIT ? "audit" : "allow";
+}
+
+static const char *reason_name(__u32 r)
+{
+	return r == NSGUARD_REASON_NO_POLICY ? "no-policy" : r == NSGUARD_REASON_DEPTH ? "depth" : "mode";
+}
+
+static void print_json(const struct nsguard_event *e, const char *time, const char *id,
+		       const char *comm, const char *errname)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text;
+
+	if (!o)
+		return;
+	cJSON_AddStringToObject(o, "time", time);
+	if (id)
+		cJSON_AddStringToObject(o, "id", id);
+	else
+		cJSON_AddNullToObject(o, "id");
+	cJSON_AddNumberToObject(o, "cgroup_id", (double)e->cgroup_id);
+	cJSON_AddNumberToObject(o, "task_cgroup_id", (double)e->task_cgroup_id);
+	cJSON_AddNumberToObject(o, "pid", e->pid);
+	cJSON_AddNumberToObject(o, "tid", e->tid);
+	cJSON_AddStringToObject(o, "comm", comm);
+	cJSON_AddNumberToObject(o, "uid", e->uid);
+	cJSON_AddNumberToObject(o, "gid", e->gid);
+	cJSON_AddNumberToObject(o, "level", e->level);
+	cJSON_AddNumberToObject(o, "depth", e->depth);
+	cJSON_AddStringToObject(o, "decision", decision_name(e->decision));
+	cJSON_AddStringToObject(o, "reason", reason_name(e->reason));
+	cJSON_AddStringToObject(o, "mode", policy_mode_name(e->mode));
+	if (errname)
+		cJSON_AddStringToObject(o, "errno", errname);
+	else
+		cJSON_AddNullToObject(o, "errno");
+	text = cJSON_PrintUnformatted(o);
+	if (text)
+		printf("%s\n", text);
+	free(text);
+	cJSON_Delete(o);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct monitor *m = ctx;
+	const struct nsguard_event *e = data;
+	char time[80], comm[NSGUARD_COMM_LEN * 4 + 1], numerr[16];
+	const char *id, *errname = NULL;
+	size_t i;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (m->count && m->seen >= m->count)
+		return -ECANCELED;
+	format_time(e->ts_boot_ns, time, sizeof(time));
+	id = ids_lookup(m, e->cgroup_id);
+	/* comm is chosen by the container: never let it forge fields or lines. */
+	for (i = 0; i < NSGUARD_COMM_LEN && e->comm[i]; i++)
+		comm[i] = (e->comm[i] > ' ' && e->comm[i] < 0x7f && e->comm[i] != '=') ? e->comm[i] : '?';
+	comm[i] = '\0';
+	if (e->decision == NSGUARD_DECISION_DENY) {
+		errname = policy_errno_name(e->err);
+		if (!errname) {
+			snprintf(numerr, sizeof(numerr), "%u", e->err);
+			errname = numerr;
+		}
+	}
+	if (m->json)
+		print_json(e, time, id, comm, errname);
+	else
+		printf("%s %s id=%s cgroup=%llu pid=%u tid=%u comm=%s uid=%u gid=%u level=%u depth=%u "
+		       "reason=%s errno=%s\n",
+		       time, decision_name(e->decision), id ?: "-", (unsigned long long)e->cgroup_id,
+		       e->pid, e->tid, comm, e->uid, e->gid, e->level, e->depth,
+		       reason_name(e->reason), errname ?: "-");
+	fflush(stdout);
+	m->seen++;
+	/* Stop consuming: events past --count stay for the next reader. */
+	return m->count && m->seen >= m->count ? -ECANCELED : 0;
+}
+
+static void report_drops(struct monitor *m, struct guard *g, __u64 *last)
+{
+	struct nsguard_stats st;
+
+	if (guard_read_stats(g, &st) < 0) {
+		nsg_clear_error();
+		return;
+	}
+	if (st.events_dropped > *last) {
+		if (m->json)
+			printf("{\"dropped\":%llu}\n", (unsigned long long)(st.events_dropped - *last));
+		else
+			printf("dropped %llu events\n", (unsigned long long)(st.events_dropped - *last));
+		fflush(stdout);
+	}
+	*last = st.events_dropped;
+}
+
+int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "count", required_argument, NULL, 'n' },
+		{},
+	};
+	struct monitor m = { 0 };
+	struct guard g = GUARD_INIT;
+	struct ring_buffer *rb = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct nsguard_stats st = { 0 };
+	__u64 dropped = 0;
+	int opt, err = 0;
+
+	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			m.json = true;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &m.count) < 0 || m.count == 0)
+				return cmd_usage("monitor: --count wants a positive number, got '%s'",
+						 optarg);
+			break;
+		case ':':
+			return cmd_usage("monitor: option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return cmd_usage("monitor: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage("monitor: unexpected argument '%s'", argv[optind]);
+	err = cmd_require_privileges();
+	if (err)
+		return err;
+	err = guard_open(&g, false);
+	if (err)
+		return nsg_fail_context(err, "monitor: nothing to watch yet (attach a container first)");
+	/* No SA_RESTART: the signal must interrupt the poll. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* Only drops that happen while we watch are reported. */
+	if (guard_read_stats(&g, &st) == 0)
+		dropped = st.events_dropped;
+	nsg_clear_error();
+	if (record_foreach(NSGUARD_RECORD_DIR, ids_add, &m) < 0)
+		nsg_clear_error();
+
+	rb = ring_buffer__new(g.events_fd, on_event, &m, NULL);
+	if (!rb) {
+		err = nsg_fail(errno, "monitor: cannot open the ring buffer %s: %s", NSGUARD_PIN_EVENTS,
+			       strerror(errno));
+		goto out;
+	}
+	while (!stop && !(m.count && m.seen >= m.count)) {
+		err = ring_buffer__poll(rb, 250);
+		if (err == -EINTR || err == -ECANCELED) {
+			err = 0;
+			continue;
+		}
+		if (err < 0) {
+			nsg_fail(-err, "monitor: reading the ring buffer: %s", strerror(-err));
+			break;
+		}
+		err = 0;
+		report_drops(&m, &g, &dropped);
+	}
+out:
+	ring_buffer__free(rb);
+	ids_free(&m);
+	guard_close(&g);
+	return err;
+}

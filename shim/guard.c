@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Load-or-reuse the pinned nsguard program, attach/detach cgroups, read the
+ * maps.  The only shim module (with cmd_monitor.c) that calls libbpf.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "guard.h"
+#include "log.h"
+#include "util.h"
+#include "nsguard.skel.h"
+
+#define BPF_FS_MAGIC 0xcafe4a11
+#define LSM_LIST "/sys/kernel/security/lsm"
+/* The kernel-internal ENOTSUPP sometimes reaches user space. */
+#define ENOTSUPP_KERNEL 524
+#define ROUND8(x) (((x) + 7) & ~(size_t)7)
+
+/* libbpf's last warning, so a failure message can say more than strerror. */
+static char libbpf_last[256];
+
+__attribute__((format(printf, 2, 0))) static int libbpf_print(enum libbpf_print_level level,
+								const char *fmt, va_list ap)
+{
+	va_list copy;
+	size_t n;
+
+	if (level == LIBBPF_WARN) {
+		va_copy(copy, ap);
+		vsnprintf(libbpf_last, sizeof(libbpf_last), fmt, copy);
+		va_end(copy);
+		n = strlen(libbpf_last);
+		while (n && (libbpf_last[n - 1] == '\n' || libbpf_last[n - 1] == ' '))
+			libbpf_last[--n] = '\0';
+	}
+	/* Quiet unless -v; the verifier log (debug) only with -vv. */
+	if (nsg_verbose() >= 2 || (nsg_verbose() >= 1 && level != LIBBPF_DEBUG))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static void libbpf_setup(void)
+{
+	libbpf_last[0] = '\0';
+	libbpf_set_print(libbpf_print);
+}
+
+static const char *libbpf_detail(void)
+{
+	return libbpf_last[0] ? libbpf_last : "no details; run with -vv for libbpf's log";
+}
+
+int guard_lsm_check(char *list, size_t len)
+{
+	cleanup_fclose FILE *f = NULL;
+	char buf[512] = "", *tok, *save = NULL, copy[512];
+	int err = 0;
+
+	f = fopen(LSM_LIST, "re");
+	if (!f) {
+		err = -errno;
+		if (list && len)
+			list[0] = '\0';
+		return nsg_fail(-err,
+				"cannot read %s (%s), so cannot tell whether the BPF LSM is active: "
+				"mount securityfs with `mount -t securityfs securityfs /sys/kernel/security`",
+				LSM_LIST, strerror(-err));
+	}
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (list && len)
+		snprintf(list, len, "%s", buf);
+	snprintf(copy, sizeof(copy), "%s", buf);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (strcmp(tok, "bpf") == 0)
+			return 0;
+	return nsg_fail(EOPNOTSUPP,
+			"the BPF LSM is not active (%s is \"%s\"), so userns_create cannot be "
+			"guarded: boot with lsm=%s%sbpf (kernel needs CONFIG_BPF_LSM=y)",
+			LSM_LIST, buf, buf, buf[0] ? "," : "");
+}
+
+static int bpffs_check(void)
+{
+	struct statfs sfs;
+
+	if (statfs("/sys/fs/bpf", &sfs) < 0 || sfs.f_type != BPF_FS_MAGIC)
+		return nsg_fail(ENODEV,
+				"bpffs is not mounted at /sys/fs/bpf: run `mount -t bpf bpf /sys/fs/bpf`");
+	return 0;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[256];
+	char *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void guard_init(struct guard *g)
+{
+	g->prog_fd = g->policies_fd = g->counters_fd = g->stats_fd = g->events_fd = -1;
+	g->loaded_now = false;
+}
+
+void guard_close(struct guard *g)
+{
+	int *fds[] = { &g->prog_fd, &g->policies_fd, &g->counters_fd, &g->stats_fd, &g->events_fd };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+static const struct {
+	const char *path;
+	size_t off;
+} pins[] = {
+	{ NSGUARD_PIN_POLICIES, offsetof(struct guard, policies_fd) },
+	{ NSGUARD_PIN_COUNTERS, offsetof(struct guard, counters_fd) },
+	{ NSGUARD_PIN_STATS, offsetof(struct guard, stats_fd) },
+	{ NSGUARD_PIN_EVENTS, offsetof(struct guard, events_fd) },
+	/* The program last: its pin marks a complete set. */
+	{ NSGUARD_PIN_PROG, offsetof(struct guard, prog_fd) },
+};
+
+#define PIN_FD(g, i) ((int *)((char *)(g) + pins[i].off))
+
+static int open_pins(struct guard *g)
+{
+	int fd;
+
+	for (size_t i = 0; i < ARRAY_SIZE(pins); i++) {
+		fd = bpf_obj_get(pins[i].path);
+		if (fd < 0) {
+			guard_close(g);
+			return nsg_fail(-fd,
+					"cannot open pinned %s: %s; if the pins are stale, detach "
+					"everything and `rm -r %s`",
+					pins[i].path, strerror(-fd), NSGUARD_PIN_DIR);
+		}
+		*PIN_FD(g, i) = fd;
+	}
+	return 0;
+}
+
+static void unpin_all(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(pins); i++)
+		unlink(pins[i].path);
+}
+
+static int load_and_pin(struct guard *g)
+{
+	struct nsguard *skel = NULL;
+	struct bpf_map *maps[4];
+	int err = 0, fd;
+
+	skel = nsguard__open_and_load();
+	if (!skel) {
+		err = -errno ?: -EINVAL;
+		return nsg_fail(-err,
+				"loading the BPF program failed: %s (libbpf: %s); the kernel needs "
+				"CONFIG_BPF_SYSCALL, CONFIG_BPF_LSM and BTF (/sys/kernel/btf/vmlinux)",
+				strerror(-err), libbpf_detail());
+	}
+	err = mkdir_p(NSGUARD_PIN_DIR, 0700);
+	if (err) {
+		nsg_fail(-err, "cannot create %s: %s", NSGUARD_PIN_DIR, strerror(-err));
+		goto out;
+	}
+	/* Leftovers of a half-finished earlier load would make pinning fail. */
+	unpin_all();
+
+	maps[0] = skel->maps.policies;
+	maps[1] = skel->maps.counters;
+	maps[2] = skel->maps.stats;
+	maps[3] = skel->maps.events;
+	for (size_t i = 0; i < ARRAY_SIZE(pins); i++) {
+		if (i < ARRAY_SIZE(maps))
+			fd = bpf_map__fd(maps[i]);
+		else
+			fd = bpf_program__fd(skel->progs.nsguard_userns_create);
+		err = bpf_obj_pin(fd, pins[i].path);
+		if (err) {
+			nsg_fail(-err, "cannot pin %s: %s", pins[i].path, strerror(-err));
+			goto out;
+		}
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0) {
+			err = nsg_fail(errno, "dup: %s", strerror(errno));
+			goto out;
+		}
+		*PIN_FD(g, i) = fd;
+	}
+	g->loaded_now = true;
+out:
+	if (err) {
+		unpin_all();
+		guard_close(g);
+	}
+	nsguard__destroy(skel);
+	return err;
+}
+
+int guard_open(struct guard *g, bool load)
+{
+	cleanup_close int lock = -1;
+	int err = 0;
+
+	guard_init(g);
+	libbpf_setup();
+	err = bpffs_check();
+	if (err)
+		return err;
+	if (!load) {
+		if (access(NSGUARD_PIN_PROG, F_OK) < 0)
+			return nsg_fail(ENOENT, "the nsguard program is not loaded (no %s)",
+					NSGUARD_PIN_PROG);
+		return open_pins(g);
+	}
+
+	/* Without the LSM a loaded program would never run: do not even load. */
+	err = guard_lsm_check(NULL, 0);
+	if (err)
+		return err;
+	err = mkdir_p(NSGUARD_RUN_DIR, 0755);
+	if (err)
+		return nsg_fail(-err, "cannot create %s: %s", NSGUARD_RUN_DIR, strerror(-err));
+	lock = open(NSGUARD_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0)
+		return nsg_fail(errno, "cannot open %s: %s", NSGUARD_LOCK_FILE, strerror(errno));
+	if (flock(lock, LOCK_EX) < 0)
+		return nsg_fail(errno, "cannot lock %s: %s", NSGUARD_LOCK_FILE, strerror(errno));
+
+	if (access(NSGUARD_PIN_PROG, F_OK) == 0)
+		return open_pins(g);
+	return load_and_pin(g);
+}
+
+static void link_pin_path(char *buf, size_t len, __u64 cgroup_id)
+{
+	snprintf(buf, len, "%s/%llu", NSGUARD_PIN_LINKS, (unsigned long long)cgroup_id);
+}
+
+bool guard_link_pinned(__u64 cgroup_id)
+{
+	char path[128];
+
+	link_pin_path(path, sizeof(path), cgroup_id);
+	return access(path, F_OK) == 0;
+}
+
+/* Why an attach failed, as something the admin can act on. */
+static int attach_fail(int err)
+{
+	char list[256] = "";
+
+	if (err == -EOPNOTSUPP || err == -EINVAL || err == -ENOTSUPP_KERNEL) {
+		if (guard_lsm_check(list, sizeof(list)) < 0)
+			return nsg_fail_context(err, "attaching the program to the cgroup failed (%s)",
+						strerror(-err));
+		return nsg_fail(-err,
+				"attaching the program to the cgroup failed: %s; %s lists bpf (\"%s\"), "
+				"so the kernel probably lacks CONFIG_CGROUP_BPF or BPF_LSM_CGROUP (Linux >= 6.0 "
+				"with the userns_create hook, >= 6.1)",
+				strerror(-err), LSM_LIST, list);
+	}
+	if (err == -EPERM)
+		return nsg_fail(EPERM, "attaching the program to the cgroup failed: %s; run as root "
+				       "with CAP_SYS_ADMIN and CAP_BPF", strerror(EPERM));
+	return nsg_fail(-err, "attaching the program to the cgroup failed: %s", strerror(-err));
+}
+
+int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
+		 char **link_pin_out)
+{
+	struct nsguard_policy p = *pol;
+	char path[128];
+	int err = 0, link = -1;
+
+	/* Attaching without the LSM active would report a guard that never runs. */
+	err = guard_lsm_check(NULL, 0);
+	if (err)
+		return err;
+	link_pin_path(path, sizeof(path), cgroup_id);
+	if (access(path, F_OK) < 0) {
+		err = mkdir_p(NSGUARD_PIN_LINKS, 0700);
+		if (err)
+			return nsg_fail(-err, "cannot create %s: %s", NSGUARD_PIN_LINKS, strerror(-err));
+		link = bpf_link_create(g->prog_fd, cgroup_fd, BPF_LSM_CGROUP, NULL);
+		if (link < 0)
+			return attach_fail(link);
+		err = bpf_obj_pin(link, path);
+		close(link); /* the pin keeps it attached */
+		/* EEXIST: a concurrent attach of the same cgroup won; use its link. */
+		if (err && err != -EEXIST)
+			return nsg_fail(-err, "cannot pin the link at %s: %s", path, strerror(-err));
+	}
+	/* Until this lands the storage reads all-zero, which denies. */
+	p.cgroup_id = cgroup_id;
+	err = bpf_map_update_elem(g->policies_fd, &cgroup_id, &p, BPF_EXIST);
+	if (err) {
+		nsg_fail(-err, "writing the policy of cgroup %llu failed: %s; the cgroup stays "
+			       "guarded with deny until detached",
+			 (unsigned long long)cgroup_id, strerror(-err));
+		return err;
+	}
+	if (link_pin_out) {
+		*link_pin_out = strdup(path);
+		if (!*link_pin_out)
+			return nsg_fail(ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int guard_detach(__u64 cgroup_id)
+{
+	char path[128];
+
+	link_pin_path(path, sizeof(path), cgroup_id);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return nsg_fail(errno, "cannot unpin %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int guard_read_policy(struct guard *g, __u64 cgroup_id, struct nsguard_policy *pol)
+{
+	int err = bpf_map_lookup_elem(g->policies_fd, &cgroup_id, pol);
+
+	if (err)
+		return nsg_fail(-err, "reading the policy of cgroup %llu: %s",
+				(unsigned long long)cgroup_id, strerror(-err));
+	return 0;
+}
+
+/* Per-CPU values come back one per possible CPU, each rounded up to 8 bytes. */
+static int read_percpu(int fd, const void *key, size_t size, __u64 *sum, size_t nfields)
+{
+	cleanup_free char *buf = NULL;
+	int ncpu = libbpf_num_possible_cpus();
+	int err = 0;
+
+	if (ncpu <= 0)
+		return nsg_fail(ncpu < 0 ? -ncpu : EINVAL, "cannot count the possible CPUs");
+	buf = calloc(ncpu, ROUND8(size));
+	if (!buf)
+		return nsg_fail(ENOMEM, "out of memory");
+	err = bpf_map_lookup_elem(fd, key, buf);
+	if (err)
+		return err;
+	memset(sum, 0, nfields * sizeof(*sum));
+	for (int c = 0; c < ncpu; c++) {
+		const __u64 *v = (const __u64 *)(buf + c * ROUND8(size));
+
+		for (size_t i = 0; i < nfields; i++)
+			sum[i] += v[i];
+	}
+	return 0;
+}
+
+int guard_read_counters(struct guard *g, __u64 cgroup_id, struct nsguard_counters *cnt)
+{
+	__u64 v[3];
+	int err = read_percpu(g->counters_fd, &cgroup_id, sizeof(*cnt), v, 3);
+
+	if (err)
+		return nsg_fail(-err, "reading the counters of cgroup %llu: %s",
+				(unsigned long long)cgroup_id, strerror(-err));
+	cnt->allowed = v[0];
+	cnt->denied = v[1];
+	cnt->audited = v[2];
+	return 0;
+}
+
+int guard_read_stats(struct guard *g, struct nsguard_stats *stats)
+{
+	__u32 zero = 0;
+	__u64 v[2];
+	int err = read_percpu(g->stats_fd, &zero, sizeof(*stats), v, 2);
+
+	if (err)
+		return nsg_fail(-err, "reading the stats map: %s", strerror(-err));
+	stats->events_dropped = v[0];
+	stats->decisions = v[1];
+	return 0;
+}
+
+int guard_trial(int cgroup_fd, __u64 cgroup_id, int (*probe)(void *data), void *data,
+		struct nsguard_counters *cnt)
+{
+	struct nsguard_policy pol = { .mode = NSGUARD_MODE_DENY, .cgroup_id = cgroup_id };
+	struct guard g;
+	struct nsguard *skel = NULL;
+	int err = 0, link = -1;
+
+	guard_init(&g);
+	libbpf_setup();
+	skel = nsguard__open_and_load();
+	if (!skel) {
+		err = -errno ?: -EINVAL;
+		return nsg_fail(-err, "loading the BPF program failed: %s (libbpf: %s)",
+				strerror(-err), libbpf_detail());
+	}
+	link = bpf_link_create(bpf_program__fd(skel->progs.nsguard_userns_create), cgroup_fd,
+			       BPF_LSM_CGROUP, NULL);
+	if (link < 0) {
+		err = attach_fail(link);
+		goto out;
+	}
+	err = bpf_map_update_elem(bpf_map__fd(skel->maps.policies), &cgroup_id, &pol, BPF_EXIST);
+	if (err) {
+		nsg_fail(-err, "writing a policy after the trial attach failed: %s", strerror(-err));
+		goto out;
+	}
+	if (probe) {
+		err = probe(data);
+		if (err)
+			goto out;
+	}
+	g.counters_fd = bpf_map__fd(skel->maps.counters);
+	err = guard_read_counters(&g, cgroup_id, cnt);
+out:
+	if (link >= 0)
+		close(link);
+	nsguard__destroy(skel);
+	return err;
+}
