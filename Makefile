@@ -75,7 +75,7 @@ include integration/seed.mk
 -include integration/guest.mk
 include integration/integration.mk
 -include integration/kselftest.mk
--include integration/bench.mk
+include integration/bench.mk
 include man/man.mk
 
 # make check: every part writes PASS:/FAIL:/SKIP: lines to $(RESULTS)/<part>.log;

@@ -1,0 +1,53 @@
+# make bench: the nsguard benchmarks (included by the top-level Makefile).
+#
+# Builds the bench tools into $(BUILD)/bench/, boots the guest once and runs
+# integration/bench/run there (raw samples -> $(BUILD)/bench/raw/), then
+# integration/bench/report on the host: $(BUILD)/bench/results.json, the table
+# (also results.md) and $(BUILD)/bench/scale.svg.  No timing is ever asserted.
+#
+# The guest's clock is jiffies-based, so the tools time with the TSC, whose
+# rate (the host's) is measured here on the host (BENCH_TSC_HZ overrides).
+# Knobs (passed into the guest): BENCH_QUICK=1 for a tooling smoke run, and
+# BENCH_PARTS, BENCH_CT_RUNS, BENCH_HOOK_WARM, BENCH_HOOK_COLD, BENCH_USERNS_N,
+# BENCH_USERNS_ROUNDS, BENCH_SYS_REPS, BENCH_SYS_ITERS, BENCH_SYS_ITERS_OPENAT,
+# BENCH_SCALE_SIZES, BENCH_SCALE_MARGINAL, BENCH_SCALE_USERNS_N,
+# BENCH_SCALE_DOWN, BENCH_PROFILE_N, BENCH_CT_WRAP_EVERY (see
+# integration/bench/run); NSGUARD_ACCEL as for vm-run.  `make bench-report` re-runs only the report.
+BENCH_DIR := $(BUILD)/bench
+BENCH_TOOLS := $(BENCH_DIR)/userns-lat $(BENCH_DIR)/sysloop $(BENCH_DIR)/timecmd \
+	$(BENCH_DIR)/phasetrace.so
+BENCH_TIMEOUT ?= 3600
+BENCH_VARS := BENCH_QUICK BENCH_PARTS BENCH_CT_RUNS BENCH_HOOK_WARM BENCH_HOOK_COLD \
+	BENCH_USERNS_N BENCH_USERNS_ROUNDS BENCH_SYS_REPS BENCH_SYS_ITERS BENCH_SYS_ITERS_OPENAT \
+	BENCH_SCALE_SIZES BENCH_SCALE_MARGINAL BENCH_SCALE_USERNS_N BENCH_SCALE_DOWN \
+	BENCH_PROFILE_N BENCH_CT_WRAP_EVERY
+BENCH_ENV := $(foreach v,$(BENCH_VARS),$(if $($(v)),'$(v)=$($(v))'))
+BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS)
+
+.PHONY: bench-tools bench-report
+bench: all $(BENCH_TOOLS)
+	$(call msg,BENCH,$(BENCH_DIR) (guest; ~15 min under TCG))
+	$(Q)hz=$${BENCH_TSC_HZ:-$$(for i in 1 2 3; do $(BENCH_DIR)/timecmd --calibrate 1; done | sort -n | sed -n 2p)} && \
+	NSGUARD_ACCEL=$${NSGUARD_ACCEL:-tcg} $(VM_RUN) --share $(BENCH_DIR) --timeout $(BENCH_TIMEOUT) -- \
+		env BENCH_TSC_HZ=$$hz BENCH_ACCEL=$${NSGUARD_ACCEL:-tcg} $(BENCH_ENV) integration/bench/run $(BENCH_DIR)
+	$(Q)integration/bench/report $(BENCH_DIR)
+
+bench-tools: $(BENCH_TOOLS)
+
+bench-report:
+	$(Q)integration/bench/report $(BENCH_DIR)
+
+$(BENCH_DIR):
+	$(Q)mkdir -p $@
+
+$(BENCH_DIR)/sysloop: integration/bench/sysloop.c integration/bench/clock.h | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $< -lseccomp
+
+$(BENCH_DIR)/userns-lat $(BENCH_DIR)/timecmd: $(BENCH_DIR)/%: integration/bench/%.c integration/bench/clock.h | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+$(BENCH_DIR)/phasetrace.so: integration/bench/phasetrace.c integration/bench/clock.h | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) -shared -fPIC -o $@ $< -ldl
