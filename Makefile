@@ -74,7 +74,7 @@ include shim/tests/tests.mk
 include integration/seed.mk
 -include integration/guest.mk
 include integration/integration.mk
--include integration/kselftest.mk
+include integration/kselftest.mk
 include integration/bench.mk
 include man/man.mk
 
