@@ -72,7 +72,7 @@ include bpf/bpf.mk
 include shim/shim.mk
 include shim/tests/tests.mk
 include integration/seed.mk
--include integration/guest.mk
+include integration/guest.mk
 include integration/integration.mk
 include integration/kselftest.mk
 include integration/bench.mk

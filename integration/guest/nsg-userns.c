@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * nsg-userns: the probe the container tests run inside a container.  Built
+ * static (gcc -static) so it runs in a busybox-only rootfs.  Each subcommand
+ * tries one way of creating a user namespace and prints ONE result line:
+ *
+ *   nsg-userns unshare        unshare(CLONE_NEWUSER)
+ *   nsg-userns clone          raw clone(CLONE_NEWUSER|SIGCHLD)
+ *   nsg-userns clone3         raw clone3 with CLONE_NEWUSER
+ *   nsg-userns nest N         N nested levels; after each unshare the level
+ *                             writes setgroups=deny, uid_map, gid_map (a
+ *                             second unshare needs mapped ids, or the kernel
+ *                             itself says EPERM); root inside if allowed
+ *                             (CAP_SETFCAP), else uid/gid 1000
+ *   nsg-userns level          how many NS_GET_PARENT steps are visible from
+ *                             here (0 at the top of the caller's scope)
+ *   nsg-userns setns PATH     setns(open(PATH), CLONE_NEWUSER), then unshare
+ *   nsg-userns chain N        fork a chain N deep; the last one unshares
+ *   nsg-userns reexec         execve(/proc/self/exe, "unshare")
+ *   nsg-userns cgroup-escape  mkdir a child of its own cgroup under
+ *                             /sys/fs/cgroup, move itself there, unshare
+ *   nsg-userns hold PATH      unshare(CLONE_NEWUSER) + maps, write its pid
+ *                             to PATH, then sleep forever (a user namespace others can
+ *                             setns into via /proc/PID/ns/user)
+ *
+ * Result lines: "<cmd>: ok ..." or "<cmd>: fail ... errno=NAME" where NAME
+ * is the symbolic errno of the user namespace creation (EPERM, ENOSPC, ...).
+ *
+ * Exit status:
+ *   0  the user namespace(s) were created
+ *   1  the user namespace creation failed; the line carries errno=NAME
+ *      (for nest: level=K is the level that failed, 1-based)
+ *   2  usage error, or a set-up step that is not the creation itself failed
+ *      (fork, map write, setns, cgroup move ...): the test is inconclusive
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+
+static const char *errname(int e)
+{
+	switch (e) {
+	case EPERM: return "EPERM";
+	case ENOSPC: return "ENOSPC";
+	case EACCES: return "EACCES";
+	case EINVAL: return "EINVAL";
+	case EUSERS: return "EUSERS";
+	case ENOMEM: return "ENOMEM";
+	case ENOSYS: return "ENOSYS";
+	case EBUSY: return "EBUSY";
+	case ENOENT: return "ENOENT";
+	case EEXIST: return "EEXIST";
+	case EAGAIN: return "EAGAIN";
+	default: {
+		static char buf[32];
+		snprintf(buf, sizeof(buf), "E%d", e);
+		return buf;
+	}
+	}
+}
+
+/* Result of a creation attempt: prints the line, returns the exit status. */
+static int result(const char *cmd, int rc, int err, const char *extra)
+{
+	if (rc == 0) {
+		printf("%s: ok%s%s\n", cmd, extra ? " " : "", extra ? extra : "");
+		return 0;
+	}
+	printf("%s: fail%s%s errno=%s\n", cmd, extra ? " " : "", extra ? extra : "", errname(err));
+	return 1;
+}
+
+static int setup_fail(const char *cmd, const char *what, int err)
+{
+	printf("%s: setup-fail %s errno=%s\n", cmd, what, errname(err));
+	return 2;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n, len = (ssize_t)strlen(text);
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, len);
+	if (n != len) {
+		int e = n < 0 ? errno : EIO;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+/*
+ * Map one id of the namespace just entered to the ids we had outside it, so
+ * that the next level may be created (the kernel wants the creator's ids
+ * mapped).  Root inside (0) first; mapping root to the creator needs
+ * CAP_SETFCAP at creation time (Linux 5.12+), so without it use 1000.
+ */
+static int write_map_pair(unsigned inner, uid_t outer_uid, gid_t outer_gid)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%u %u 1\n", inner, (unsigned)outer_uid);
+	if (write_file("/proc/self/uid_map", buf) < 0)
+		return -1;
+	snprintf(buf, sizeof(buf), "%u %u 1\n", inner, (unsigned)outer_gid);
+	return write_file("/proc/self/gid_map", buf);
+}
+
+static int write_maps(uid_t outer_uid, gid_t outer_gid)
+{
+	if (write_file("/proc/self/setgroups", "deny") < 0)
+		return -1;
+	if (write_map_pair(0, outer_uid, outer_gid) == 0)
+		return 0;
+	return write_map_pair(1000, outer_uid, outer_gid);
+}
+
+static int do_unshare(const char *cmd)
+{
+	int rc = unshare(CLONE_NEWUSER);
+	return result(cmd, rc, errno, NULL);
+}
+
+/* The child of a namespace-creating clone exits at once, by raw syscall: it
+ * shares the parent's (copied) stack and must not touch libc state. */
+static int wait_child(const char *cmd, pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0)
+		return setup_fail(cmd, "waitpid", errno);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return setup_fail(cmd, "child-status", EINVAL);
+	return result(cmd, 0, 0, NULL);
+}
+
+static int do_clone(const char *cmd)
+{
+	long pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+
+	if (pid == 0)
+		syscall(SYS_exit, 0);
+	if (pid < 0)
+		return result(cmd, -1, errno, NULL);
+	return wait_child(cmd, (pid_t)pid);
+}
+
+static int do_clone3(const char *cmd)
+{
+	struct clone_args args;
+	long pid;
+
+	memset(&args, 0, sizeof(args));
+	args.flags = CLONE_NEWUSER;
+	args.exit_signal = SIGCHLD;
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0)
+		syscall(SYS_exit, 0);
+	if (pid < 0)
+		return result(cmd, -1, errno, NULL);
+	return wait_child(cmd, (pid_t)pid);
+}
+
+static int do_nest(const char *cmd, int n)
+{
+	char extra[64];
+	int i;
+
+	for (i = 1; i <= n; i++) {
+		uid_t uid = geteuid();
+		gid_t gid = getegid();
+
+		if (unshare(CLONE_NEWUSER) < 0) {
+			int e = errno;
+			snprintf(extra, sizeof(extra), "level=%d", i);
+			return result(cmd, -1, e, extra);
+		}
+		if (write_maps(uid, gid) < 0) {
+			snprintf(extra, sizeof(extra), "maps-level-%d", i);
+			return setup_fail(cmd, extra, errno);
+		}
+	}
+	snprintf(extra, sizeof(extra), "levels=%d", n);
+	return result(cmd, 0, 0, extra);
+}
+
+static int count_levels(void)
+{
+	int fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC), n = 0;
+
+	while (fd >= 0) {
+		int p = ioctl(fd, NS_GET_PARENT);
+		close(fd);
+		fd = p;
+		if (p >= 0)
+			n++;
+	}
+	return n;
+}
+
+static int do_level(void)
+{
+	printf("level: ok level=%d\n", count_levels());
+	return 0;
+}
+
+static int do_setns(const char *cmd, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return setup_fail(cmd, "open", errno);
+	if (setns(fd, CLONE_NEWUSER) < 0)
+		return setup_fail(cmd, "setns", errno);
+	close(fd);
+	return do_unshare(cmd);
+}
+
+static int do_chain(const char *cmd, int n)
+{
+	int st;
+	pid_t pid;
+
+	if (n <= 0) {
+		char extra[32];
+		int rc = unshare(CLONE_NEWUSER), e = errno;
+		snprintf(extra, sizeof(extra), "pid=%d", (int)getpid());
+		return result(cmd, rc, e, extra);
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return setup_fail(cmd, "fork", errno);
+	if (pid == 0) {
+		fflush(stdout);
+		_exit(do_chain(cmd, n - 1) & 0xff);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return setup_fail(cmd, "waitpid", errno);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+}
+
+static int do_reexec(const char *cmd)
+{
+	char *args[] = { "nsg-userns", "unshare", NULL };
+
+	(void)cmd;
+	fflush(stdout);
+	execv("/proc/self/exe", args);
+	return setup_fail("reexec", "execv", errno);
+}
+
+/* Own cgroup path as /proc/self/cgroup shows it (cgroup v2 line "0::/x"). */
+static int own_cgroup(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+	int found = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3) == 0) {
+			size_t n = strcspn(line + 3, "\n");
+			if (n >= len)
+				n = len - 1;
+			memcpy(buf, line + 3, n);
+			buf[n] = 0;
+			found = 0;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int do_cgroup_escape(const char *cmd)
+{
+	char cg[2048], dir[4096], procs[4200], pidbuf[32], extra[2200];
+	int rc, e;
+
+	if (own_cgroup(cg, sizeof(cg)) < 0)
+		return setup_fail(cmd, "read-cgroup", errno);
+	snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s%snsg-escape-%d", cg,
+		 cg[strlen(cg) - 1] == '/' ? "" : "/", (int)getpid());
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return setup_fail(cmd, "mkdir", errno);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)getpid());
+	if (write_file(procs, pidbuf) < 0)
+		return setup_fail(cmd, "move", errno);
+	if (own_cgroup(cg, sizeof(cg)) < 0 || !strstr(cg, "nsg-escape-"))
+		return setup_fail(cmd, "not-moved", EINVAL);
+	rc = unshare(CLONE_NEWUSER);
+	e = errno;
+	snprintf(extra, sizeof(extra), "cgroup=%s", cg);
+	return result(cmd, rc, e, extra);
+}
+
+static int do_hold(const char *cmd, const char *path)
+{
+	char tmp[4200], pidbuf[32];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int fd;
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		return result(cmd, -1, errno, NULL);
+	if (write_maps(uid, gid) < 0)
+		return setup_fail(cmd, "maps", errno);
+	/* The pid, written to a temporary name and renamed: readers never see
+	 * a partial file. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(pidbuf, sizeof(pidbuf), "%d\n", (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, pidbuf, strlen(pidbuf)) < 0 || close(fd) < 0 || rename(tmp, path) < 0)
+		return setup_fail(cmd, "ready-file", errno);
+	printf("%s: ok pid=%d\n", cmd, (int)getpid());
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: nsg-userns unshare|clone|clone3|level|reexec|cgroup-escape\n"
+			"       nsg-userns nest N | chain N | setns PATH | hold PATH\n");
+	return 2;
+}
+
+static int number(const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < 0 || v > 64)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+	int n;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		return usage();
+	cmd = argv[1];
+	if (!strcmp(cmd, "unshare") && argc == 2)
+		return do_unshare(cmd);
+	if (!strcmp(cmd, "clone") && argc == 2)
+		return do_clone(cmd);
+	if (!strcmp(cmd, "clone3") && argc == 2)
+		return do_clone3(cmd);
+	if (!strcmp(cmd, "level") && argc == 2)
+		return do_level();
+	if (!strcmp(cmd, "reexec") && argc == 2)
+		return do_reexec(cmd);
+	if (!strcmp(cmd, "cgroup-escape") && argc == 2)
+		return do_cgroup_escape(cmd);
+	if (!strcmp(cmd, "nest") && argc == 3 && number(argv[2], &n) == 0 && n > 0)
+		return do_nest(cmd, n);
+	if (!strcmp(cmd, "chain") && argc == 3 && number(argv[2], &n) == 0)
+		return do_chain(cmd, n);
+	if (!strcmp(cmd, "setns") && argc == 3)
+		return do_setns(cmd, argv[2]);
+	if (!strcmp(cmd, "hold") && argc == 3)
+		return do_hold(cmd, argv[2]);
+	return usage();
+}

@@ -1,0 +1,173 @@
+#!/bin/bash
+# Ways out of a guarded container that must not work: a child cgroup, re-exec,
+# deep fork chains, setns into a user namespace made before the policy was
+# attached; and policies of neighbouring and nested containers.
+# Escape cases use errno EACCES, which the kernel itself never returns for
+# userns creation, so a refusal is visibly nsguard's.
+set -u
+. "$(dirname "$0")/lib-ct.sh"
+ct_init
+
+S=$CT_SUFFIX
+
+# start_guarded ID [BUNDLE OPTIONS...]: a detached `sleep` container.
+start_guarded() {
+	local id=$1
+	shift
+	ct_bundle "$id" "$@" -- sleep 600 || return 1
+	ct_start "$id"
+	want_eq "crun run -d $id" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+}
+
+# escape_case ID PROBE LINE-GLOB [BUNDLE OPTIONS...]: PROBE in a deny/EACCES
+# container is refused exactly once and reported.
+escape_case() {
+	local id=$1-$S probe=$2 line=$3
+	shift 3
+	start_guarded "$id" --errno EACCES "$@" || return 1
+	# shellcheck disable=SC2086
+	ct_exec "$id" $probe
+	want_run "$probe" 1 "$line" || return 1
+	want_eq "status counts" "$(ct_counts "$id")" "allowed=0 denied=1 audited=0" || return 1
+	want_eq "monitor events" "$(ct_events "$id" 1)" "deny:mode:EACCES:d1"
+}
+
+# --- a child cgroup inherits the policy: mkdir + move self, then unshare.
+ct_case escape/child-cgroup escape_case escape-cg "nsg-userns cgroup-escape" \
+	"cgroup-escape: fail cgroup=/nsg-escape-* errno=EACCES" --allcaps --cgroup-rw
+# Control: the same move works and the unshare succeeds when allowed.
+case_cg_control() {
+	local id=escape-cg-ctl-$S
+	start_guarded "$id" --mode allow --allcaps --cgroup-rw || return 1
+	ct_exec "$id" nsg-userns cgroup-escape
+	want_run "cgroup-escape (allow)" 0 "cgroup-escape: ok cgroup=/nsg-escape-*"
+}
+ct_case escape/child-cgroup-control case_cg_control
+
+ct_case escape/reexec escape_case escape-reexec "nsg-userns reexec" "unshare: fail errno=EACCES"
+ct_case escape/fork-chain-16 escape_case escape-chain "nsg-userns chain 16" "chain: fail pid=* errno=EACCES"
+ct_case escape/clone3-allcaps escape_case escape-clone3 "nsg-userns clone3" "clone3: fail errno=EACCES" --allcaps
+ct_case escape/setsid-busybox escape_case escape-setsid "setsid unshare -U -r true" "*Permission denied*"
+
+# --- setns into a user namespace that existed before the policy: entering is
+# not creation, but creating a new one from there must be refused.  The
+# container has no hooks; the policy is attached late with `nsguard attach`.
+# The held namespace is one level below the container's (level 0), so a
+# namespace created from inside it is at depth 2.
+case_setns() {
+	local rc=0
+	case_setns_body || rc=1
+	# No poststop hook runs for this container: detach whatever happened.
+	"$NSGUARD" detach --id "escape-setns-$S" >/dev/null 2>&1
+	return $rc
+}
+case_setns_body() {
+	local id=escape-setns-$S cg p rpid i
+	start_guarded "$id" --no-hooks --allcaps || return 1
+	cg=$CT_CGPARENT/$id
+	# To a file: the holder keeps its stdout open for good.
+	"$CRUN" --root "$CT_RUNROOT" exec --detach "$id" nsg-userns hold /tmp/holder \
+		</dev/null >"$CT_WORK/b/$id/hold.out" 2>&1 ||
+		{ CT_WHY="crun exec --detach hold: $(cat "$CT_WORK/b/$id/hold.out")"; return 1; }
+	rpid=$(ct_pid "$id")
+	for i in $(seq 50); do
+		[ -s "/proc/$rpid/root/tmp/holder" ] && break
+		sleep 0.2
+	done
+	p=$(cat "/proc/$rpid/root/tmp/holder" 2>/dev/null)
+	[ -n "$p" ] || { CT_WHY="holder did not start"; return 1; }
+	# Before the policy: setns + unshare works (the probe itself is sound).
+	ct_exec "$id" nsg-userns setns "/proc/$p/ns/user"
+	want_run "setns+unshare before attach" 0 "setns: ok" || return 1
+	CT_OUT=$("$NSGUARD" attach --cgroup "$cg" --mode deny --errno EACCES --id "$id" 2>&1) ||
+		{ CT_WHY="nsguard attach --cgroup $cg: $CT_OUT"; return 1; }
+	ct_exec "$id" nsg-userns setns "/proc/$p/ns/user"
+	want_run "setns+unshare after attach" 1 "setns: fail errno=EACCES" || return 1
+	ct_exec "$id" nsenter -t "$p" -U unshare -U true
+	want_run "nsenter -U + unshare -U" 1 "*Permission denied*" || return 1
+	want_eq "status counts" "$(ct_counts "$id")" "allowed=0 denied=2 audited=0" || return 1
+	want_eq "monitor events" "$(ct_events "$id" 2)" "deny:mode:EACCES:d2 deny:mode:EACCES:d2" || return 1
+	CT_OUT=$("$NSGUARD" detach --id "$id" 2>&1) || { CT_WHY="nsguard detach --id: $CT_OUT"; return 1; }
+	want_eq "status after detach" "$(ct_status "$id")" missing
+}
+ct_case escape/setns-preexisting-userns case_setns
+
+# --- two containers side by side, different policies, neither affects the
+# other (also not when one of them goes away).
+case_side_by_side() {
+	local a=side-deny-$S b=side-allow-$S
+	start_guarded "$a" --errno ENOSPC || return 1
+	start_guarded "$b" --mode allow --depth 1 || return 1
+	ct_exec "$a" nsg-userns unshare
+	want_run "deny container" 1 "unshare: fail errno=ENOSPC" || return 1
+	ct_exec "$b" nsg-userns nest 1
+	want_run "allow container" 0 "nest: ok levels=1" || return 1
+	ct_exec "$b" nsg-userns nest 2
+	want_run "allow container, depth 2" 1 "nest: fail level=2 errno=EPERM" || return 1
+	want_eq "deny container counts" "$(ct_counts "$a")" "allowed=0 denied=1 audited=0" || return 1
+	want_eq "allow container counts" "$(ct_counts "$b")" "allowed=2 denied=1 audited=0" || return 1
+	ct_delete "$a"
+	want_eq "crun delete $a" "$CT_RC" 0 || return 1
+	ct_exec "$b" nsg-userns nest 1
+	want_run "allow container after the other left" 0 "nest: ok levels=1" || return 1
+	want_eq "allow container counts after" "$(ct_counts "$b")" "allowed=3 denied=1 audited=0"
+}
+ct_case side-by-side case_side_by_side
+
+# --- a guarded cgroup below another guarded container's cgroup: the most
+# restrictive policy wins.  The inner policy is attached with `nsguard attach`
+# to a child of the outer container's cgroup, and a process is run there.
+# nested_case NAME OUTER-OPTS INNER-ATTACH-OPTS PROBE LINE-GLOB
+nested_case() {
+	local out=nest-$1-$S in=nest-$1-in-$S incg oo io
+	read -ra oo <<<"$2"
+	read -ra io <<<"$3"
+	start_guarded "$out" "${oo[@]}" || return 1
+	incg=$CT_CGPARENT/$out/inner
+	mkdir -p "$CT_CGFS/$incg" || { CT_WHY="mkdir $incg"; return 1; }
+	CT_OUT=$("$NSGUARD" attach --cgroup "$incg" "${io[@]}" --id "$in" 2>&1) ||
+		{ CT_WHY="nsguard attach --cgroup $incg: $CT_OUT"; return 1; }
+	# shellcheck disable=SC2086
+	ct_run_in "$CT_CGFS/$incg" "$NSG_USERNS" $4
+	want_run "$4 in the inner cgroup" "${6:-1}" "$5" || return 1
+	NESTED_OUT=$out NESTED_IN=$in
+	nested_check "$1" || return 1
+	CT_OUT=$("$NSGUARD" detach --id "$in" 2>&1) || { CT_WHY="nsguard detach --id $in: $CT_OUT"; return 1; }
+	rmdir "$CT_CGFS/$incg" 2>/dev/null
+	return 0
+}
+nested_check() {
+	case $1 in
+	outer-deny)
+		# Both programs run; the outer one refuses.
+		want_eq "outer counts" "$(ct_counts "$NESTED_OUT")" "allowed=0 denied=1 audited=0" &&
+			want_eq "outer events" "$(ct_events "$NESTED_OUT" 1)" "deny:mode:EACCES:d1"
+		;;
+	inner-deny)
+		want_eq "inner counts" "$(ct_counts "$NESTED_IN")" "allowed=0 denied=1 audited=0" &&
+			want_eq "inner events" "$(ct_events "$NESTED_IN" 1)" "deny:mode:ENOSPC:d1"
+		;;
+	inner-depth)
+		want_eq "inner events" "$(ct_events "$NESTED_IN" 1)" "deny:depth:ENOSPC:d2" &&
+			want_eq "outer denied nothing" "$(ct_counts "$NESTED_OUT")" "allowed=2 denied=0 audited=0"
+		;;
+	outer-depth)
+		want_eq "outer events" "$(ct_events "$NESTED_OUT" 1)" "deny:depth:EACCES:d2" &&
+			want_eq "inner denied nothing" "$(ct_counts "$NESTED_IN")" "allowed=2 denied=0 audited=0"
+		;;
+	both-allow)
+		want_eq "outer counts" "$(ct_counts "$NESTED_OUT")" "allowed=2 denied=0 audited=0" &&
+			want_eq "inner counts" "$(ct_counts "$NESTED_IN")" "allowed=0 denied=0 audited=2"
+		;;
+	esac
+}
+ct_case nested/outer-deny-inner-allow nested_case outer-deny "--errno EACCES" \
+	"--mode allow --max-depth 2" "unshare" "unshare: fail errno=EACCES"
+ct_case nested/outer-allow-inner-deny nested_case inner-deny "--mode allow --errno EACCES" \
+	"--mode deny --errno ENOSPC" "unshare" "unshare: fail errno=ENOSPC"
+ct_case nested/inner-shallower nested_case inner-depth "--mode allow --depth 2 --errno EACCES" \
+	"--mode allow --max-depth 1 --errno ENOSPC" "nest 2" "nest: fail level=2 errno=ENOSPC"
+ct_case nested/outer-shallower nested_case outer-depth "--mode allow --depth 1 --errno EACCES" \
+	"--mode allow --max-depth 2 --errno ENOSPC" "nest 2" "nest: fail level=2 errno=EACCES"
+ct_case nested/both-allow nested_case both-allow "--mode allow --depth 2" \
+	"--mode audit --max-depth 2" "nest 2" "nest: ok levels=2" 0

@@ -1,0 +1,210 @@
+#!/bin/bash
+# Lifecycle: the policy holds after the hook exits and until poststop; poststop
+# and gc leave nothing behind; re-running the hook; many containers at once;
+# the monitor's own --count and human formats.
+set -u
+. "$(dirname "$0")/lib-ct.sh"
+ct_init
+
+S=$CT_SUFFIX
+
+start_guarded() {
+	local id=$1
+	shift
+	ct_bundle "$id" "$@" -- sleep 600 || return 1
+	ct_start "$id"
+	want_eq "crun run -d $id" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+}
+
+
+# --- in force while the container lives, although no nsguard process is left;
+# gone (record, pin, status) after poststop.
+case_in_force() {
+	local id=life-$S cg cgid
+	start_guarded "$id" || return 1
+	cg=$(ct_cgdir "$id") cgid=$(ct_cgid "$cg")
+	if pgrep -x nsguard >/dev/null && ps -eo args | grep -q '^[^ ]*nsguard hook'; then
+		CT_WHY="an nsguard hook process is still running: $(ps -eo pid,args | grep 'nsguard hook')"
+		return 1
+	fi
+	[ -e "$CT_PINS/links/$cgid" ] || { CT_WHY="no pin links/$cgid for $cg"; return 1; }
+	[ -e "$CT_RECORDS/$id.json" ] || { CT_WHY="no record $CT_RECORDS/$id.json"; return 1; }
+	sleep 2 # some time after the hook exited
+	ct_exec "$id" nsg-userns unshare
+	want_run "unshare after the hook exited" 1 "unshare: fail errno=EPERM" || return 1
+	ct_delete "$id"
+	want_eq "crun delete -f (poststop)" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	ct_gone "$id" "$cgid" || return 1
+	[ ! -e "$cg" ] || { CT_WHY="cgroup $cg still there"; return 1; }
+}
+ct_case lifecycle/in-force-until-poststop case_in_force
+
+# --- a container run to completion (`crun run`) leaves no pin and no record.
+case_run_clean() {
+	local id=life-run-$S before after
+	before=$(ls "$CT_PINS/links" 2>/dev/null | sort)
+	ct_bundle "$id" -- nsg-userns unshare || return 1
+	ct_run "$id"
+	want_run "crun run" 1 "unshare: fail errno=EPERM" || return 1
+	after=$(ls "$CT_PINS/links" 2>/dev/null | sort)
+	want_eq "pins before/after" "$after" "$before" || return 1
+	ct_gone "$id" ""
+}
+ct_case lifecycle/run-leaves-nothing case_run_clean
+
+# --- the hook run again for the same id and cgroup rewrites the policy and
+# keeps the counters; a second id for the same cgroup is refused.
+case_rehook() {
+	local id=life-rehook-$S pid
+	start_guarded "$id" || return 1
+	pid=$(ct_pid "$id")
+	ct_exec "$id" nsg-userns unshare
+	want_run "unshare (deny)" 1 "unshare: fail errno=EPERM" || return 1
+	ct_hook createRuntime "$(ct_state "$id" "$pid" "$CT_WORK/b/$id" '{"nsguard.io/userns":"allow"}')" --config "$CT_CONF"
+	want_eq "hook again, same id, allow" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	ct_exec "$id" nsg-userns unshare
+	want_run "unshare (rewritten to allow)" 0 "unshare: ok" || return 1
+	want_eq "counters kept" "$(ct_counts "$id")" "allowed=1 denied=1 audited=0" || return 1
+	ct_hook createRuntime "$(ct_state "other-$id" "$pid" "$CT_WORK/b/$id" '{"nsguard.io/userns":"allow"}')" --config "$CT_CONF"
+	want_run "hook for another id on a guarded cgroup" 1 "nsguard: *" || return 1
+	want_eq "other id not recorded" "$(ct_status "other-$id")" missing || return 1
+	want_eq "policy kept" "$(ct_status "$id")" "mode=allow max_depth=32 errno=EPERM base_level=0 attached=true"
+}
+ct_case lifecycle/rehook-same-id case_rehook
+
+# --- gc: an unclean stop (no poststop) leaves a record and a pin on a removed
+# cgroup; gc removes exactly those, and keeps a live container's.
+case_gc() {
+	local id=gc-$S live=gc-live-$S cg pid cgid left
+	start_guarded "$live" || return 1
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	pid=$(ct_spawn_in "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	sleep 0.3
+	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$CT_CONF"
+	want_eq "hook by hand" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	cgid=$(ct_cgid "$cg")
+	[ -e "$CT_PINS/links/$cgid" ] && [ -e "$CT_RECORDS/$id.json" ] ||
+		{ CT_WHY="hook by hand left no pin/record"; return 1; }
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	rmdir "$cg" || { CT_WHY="rmdir $cg failed"; return 1; }
+	# assert_clean must see the leak (checks the checker).
+	left=$(ct_leftovers)
+	[[ $left == *"links/$cgid"* && $left == *"record $id"* ]] ||
+		{ CT_WHY="ct_leftovers missed the unclean stop: '$left'"; return 1; }
+	CT_OUT=$("$NSGUARD" gc 2>&1)
+	CT_RC=$?
+	want_run "nsguard gc" 0 "*$id*" || return 1
+	ct_gone "$id" "$cgid" || return 1
+	want_eq "live container kept" "$(ct_status "$live")" \
+		"mode=deny max_depth=0 errno=EPERM base_level=0 attached=true" || return 1
+	ct_exec "$live" nsg-userns unshare
+	want_run "live container still guarded" 1 "unshare: fail errno=EPERM"
+}
+ct_case lifecycle/gc-unclean-stop case_gc
+
+# --- gc also unpins a link with neither record nor live cgroup.
+case_gc_orphan_pin() {
+	local id=gc-orphan-$S cg pid cgid
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	pid=$(ct_spawn_in "$cg" sleep 600) || return 1
+	sleep 0.3
+	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$CT_CONF"
+	want_eq "hook by hand" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	cgid=$(ct_cgid "$cg")
+	rm -f "$CT_RECORDS/$id.json"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	rmdir "$cg"
+	CT_OUT=$("$NSGUARD" gc 2>&1)
+	CT_RC=$?
+	want_run "nsguard gc" 0 "*$cgid*" || return 1
+	[ ! -e "$CT_PINS/links/$cgid" ] || { CT_WHY="links/$cgid still pinned"; return 1; }
+}
+ct_case lifecycle/gc-orphan-pin case_gc_orphan_pin
+
+# --- 20 containers started at once: 20 policies, none lost, no hook failed,
+# each one guarded; all gone after deleting them at once.
+case_concurrent() {
+	local n=20 i id ids=() bad= rc pids=()
+	for i in $(seq $n); do
+		id=many-$i-$S
+		ids+=("$id")
+		ct_bundle "$id" --errno ENOSPC -- sleep 600 || return 1
+	done
+	CT_IDS+=("${ids[@]}")
+	for id in "${ids[@]}"; do
+		timeout "$CT_TIMEOUT" "$CRUN" --root "$CT_RUNROOT" run --detach --bundle "$CT_WORK/b/$id" "$id" \
+			</dev/null >"$CT_WORK/b/$id/out" 2>&1 &
+	done
+	for id in "${ids[@]}"; do
+		wait -n
+		rc=$?
+		[ $rc = 0 ] || bad+="exit $rc "
+	done
+	ct_monitor_ensure
+	for id in "${ids[@]}"; do
+		grep -q nsguard "$CT_WORK/b/$id/out" && bad+="$id: $(head -c 200 "$CT_WORK/b/$id/out") "
+	done
+	[ -z "$bad" ] || { CT_WHY="crun run: $bad"; return 1; }
+	local got want
+	got=$(ct_status_ids "many-")
+	want=$(printf '%s\n' "${ids[@]}" | sort | tr '\n' ' ')
+	want_eq "status ids" "$got " "$want" || return 1
+	for id in "${ids[@]}"; do
+		"$CRUN" --root "$CT_RUNROOT" exec "$id" nsg-userns unshare >"$CT_WORK/b/$id/probe" 2>&1 &
+		pids+=($!)
+	done
+	# Only these: a bare `wait` would also wait for the background monitor.
+	wait "${pids[@]}"
+	pids=()
+	for id in "${ids[@]}"; do
+		grep -qx "unshare: fail errno=ENOSPC" "$CT_WORK/b/$id/probe" || bad+="$id: $(tr '\n' ' ' <"$CT_WORK/b/$id/probe") "
+		[ "$(ct_counts "$id")" = "allowed=0 denied=1 audited=0" ] || bad+="$id counts: $(ct_counts "$id") "
+	done
+	[ -z "$bad" ] || { CT_WHY="probes: $bad"; return 1; }
+	for id in "${ids[@]}"; do
+		"$CRUN" --root "$CT_RUNROOT" delete -f "$id" >"$CT_WORK/b/$id/del" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	got=$(ct_status_ids "many-")
+	want_eq "status ids after delete" "$got" "" || return 1
+	for id in "${ids[@]}"; do
+		[ -e "$CT_RECORDS/$id.json" ] && bad+="$id "
+	done
+	[ -z "$bad" ] || { CT_WHY="records left: $bad"; return 1; }
+}
+ct_case lifecycle/concurrent-20 case_concurrent
+
+# --- monitor --count N exits after N events; the human format.
+case_monitor_count() {
+	local id=mon-$S mp f=$CT_WORK/mon-count.out
+	start_guarded "$id" || return 1
+	sleep 0.5
+	ct_monitor_stop # one consumer at a time
+	"$NSGUARD" monitor --json --count 2 >"$f" 2>&1 &
+	mp=$!
+	ct_exec "$id" nsg-userns unshare
+	ct_exec "$id" nsg-userns clone
+	ct_exec "$id" nsg-userns clone3
+	local i
+	for i in $(seq 50); do kill -0 "$mp" 2>/dev/null || break; sleep 0.2; done
+	if kill -0 "$mp" 2>/dev/null; then
+		kill "$mp"
+		CT_WHY="monitor --count 2 still running after 3 events: $(cat "$f")"
+		return 1
+	fi
+	wait "$mp"
+	want_eq "monitor --count 2 exit" "$?" 0 || return 1
+	want_eq "lines" "$(grep -c "\"id\": *\"$id\"" "$f")/$(wc -l <"$f")" "2/2" || return 1
+	"$NSGUARD" monitor --count 1 >"$f" 2>&1 &
+	mp=$!
+	for i in $(seq 50); do kill -0 "$mp" 2>/dev/null || break; sleep 0.2; done
+	kill "$mp" 2>/dev/null
+	wait "$mp" 2>/dev/null
+	# The third event is still in the ring buffer, for the human format.
+	local re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z deny id='"$id"' cgroup=[0-9]+ pid=[0-9]+ tid=[0-9]+ comm=nsg-userns uid=0 gid=0 level=0 depth=1 reason=mode errno=EPERM$'
+	grep -Eq "$re" "$f" || { CT_WHY="human line: '$(cat "$f")' !~ $re"; return 1; }
+}
+ct_case monitor/count-and-human case_monitor_count

@@ -1,0 +1,127 @@
+#!/bin/bash
+# Failure modes of the hook: bad input refuses the container (fail-closed)
+# with one `nsguard:` line that crun passes on; fail-mode open lets it run
+# with a warning; bad usage is never opened; poststop never fails.
+set -u
+. "$(dirname "$0")/lib-ct.sh"
+ct_init
+
+S=$CT_SUFFIX
+OPEN_CONF=$(ct_conf fail-open 'fail-mode = open')
+
+# one_nsguard_line: CT_OUT is exactly one line, starting "nsguard: ".
+one_nsguard_line() {
+	local n
+	n=$(grep -c . <<<"$CT_OUT")
+	[ "$n" = 1 ] && [[ $CT_OUT == "nsguard: "* ]] && return 0
+	CT_WHY="$1: want one 'nsguard: ' line, got: $(ct_tail)"
+	return 1
+}
+
+# hook_fails WHAT RC STATE [nsguard args]: the hook by hand exits RC with one line.
+hook_fails() {
+	local what=$1 rc=$2 state=$3
+	shift 3
+	ct_hook createRuntime "$state" "$@"
+	want_eq "$what: exit" "$CT_RC" "$rc" || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	one_nsguard_line "$what"
+}
+
+case_malformed() {
+	hook_fails "not JSON" 1 'this is not json' --config "$CT_CONF" || return 1
+	hook_fails "truncated JSON" 1 '{"ociVersion":"1.0.2","id":"x","pid":' --config "$CT_CONF" || return 1
+	hook_fails "no id" 1 '{"ociVersion":"1.0.2","pid":1,"bundle":"/"}' --config "$CT_CONF" || return 1
+	hook_fails "no ociVersion" 1 '{"id":"x","pid":1,"bundle":"/"}' --config "$CT_CONF" || return 1
+	hook_fails "empty stdin" 1 '' --config "$CT_CONF"
+}
+ct_case fail/malformed-state case_malformed
+
+case_big_state() {
+	local big
+	big=$(head -c $((1024 * 1024 + 100)) /dev/zero | tr '\0' ' ')
+	hook_fails "stdin over 1 MiB" 1 "{\"ociVersion\":\"1.0.2\",\"id\":\"big\",\"pid\":1,$big\"bundle\":\"/\"}" \
+		--config "$CT_CONF"
+}
+ct_case fail/state-over-1MiB case_big_state
+
+case_dead_pid() {
+	local cg=$CT_CGFS/$CT_CGPARENT/dead-$S pid
+	pid=$(ct_spawn_in "$cg" true) || return 1
+	wait "$pid" 2>/dev/null
+	sleep 0.2
+	[ ! -e "/proc/$pid" ] || { CT_WHY="pid $pid did not exit"; return 1; }
+	hook_fails "exited pid" 1 "$(ct_state "dead-$S" "$pid")" --config "$CT_CONF" || return 1
+	hook_fails "pid 0" 1 "$(ct_state "dead-$S" 0)" --config "$CT_CONF" || return 1
+	want_eq "no record" "$(ct_status "dead-$S")" missing || return 1
+	rmdir "$cg"
+}
+ct_case fail/pid-exited case_dead_pid
+
+case_root_cgroup() {
+	# PID 1 of the guest lives in the root cgroup.
+	[ "$(cat /proc/1/cgroup)" = "0::/" ] || { CT_WHY="pid 1 not in the root cgroup: $(cat /proc/1/cgroup)"; return 1; }
+	hook_fails "root cgroup" 1 "$(ct_state "rootcg-$S" 1)" --config "$CT_CONF"
+}
+ct_case fail/root-cgroup case_root_cgroup
+
+# crun_refuses NAME GLOB [BUNDLE OPTIONS]: crun does not start the container,
+# its output carries the hook's `nsguard:` line matching GLOB, the container's
+# command never ran, and no record is left.
+crun_refuses() {
+	local id=$1-$S glob=$2
+	shift 2
+	ct_bundle "$id" "$@" -- echo CONTAINER-RAN || return 1
+	ct_run "$id"
+	[ "$CT_RC" != 0 ] || { CT_WHY="crun run exited 0: $(ct_tail)"; return 1; }
+	[[ $CT_OUT != *CONTAINER-RAN* ]] || { CT_WHY="the container ran: $(ct_tail)"; return 1; }
+	want_run "crun output" "$CT_RC" "*nsguard: $glob" || return 1
+	ct_gone "$id" ""
+}
+ct_case fail/annotation-bad-mode crun_refuses bad-mode "*nsguard.io/userns*" --mode maybe
+ct_case fail/annotation-unknown-key crun_refuses bad-key "*nsguard.io/usrns*" --ann nsguard.io/usrns=deny
+ct_case fail/annotation-depth-with-deny crun_refuses depth-deny "*max-depth*" --mode deny --depth 1
+ct_case fail/annotation-depth-33 crun_refuses depth-33 "*max-depth*" --mode allow --depth 33
+ct_case fail/annotation-depth-garbage crun_refuses depth-nan "*max-depth*" --mode allow --depth 1x
+ct_case fail/annotation-bad-errno crun_refuses bad-errno "*errno*" --errno EINVAL
+ct_case fail/admin-allowed-modes crun_refuses admin-mode "*nsguard.io/userns*" --mode allow \
+	--conf "$(ct_conf no-allow 'allowed-modes = deny, audit')"
+ct_case fail/admin-max-depth crun_refuses admin-depth "*nsguard.io/userns.max-depth*" --mode allow --depth 2 \
+	--conf "$(ct_conf depth1 'max-depth = 1')"
+ct_case fail/missing-explicit-config crun_refuses no-conf "*" --conf "$CT_WORK/does-not-exist.conf"
+ct_case fail/bad-config crun_refuses bad-conf "*" --conf "$(ct_conf bad 'default-mode = sometimes')"
+
+# fail-mode open: an attach failure lets the container run, with the warning.
+case_open_dead_pid() {
+	local cg=$CT_CGFS/$CT_CGPARENT/open-dead-$S pid
+	pid=$(ct_spawn_in "$cg" true) || return 1
+	wait "$pid" 2>/dev/null
+	sleep 0.2
+	ct_hook createRuntime "$(ct_state "open-dead-$S" "$pid")" --config "$OPEN_CONF"
+	want_eq "exit with fail-mode open" "$CT_RC" 0 || return 1
+	want_run "warning" 0 "nsguard: warning: fail-mode open, container open-dead-$S runs unguarded: *" || return 1
+	rmdir "$cg"
+}
+ct_case fail/open-pid-exited case_open_dead_pid
+
+# Bad usage is exit 2, fail-mode open or not.
+case_usage() {
+	CT_OUT=$(echo '{}' | "$NSGUARD" hook bogus-stage --config "$OPEN_CONF" 2>&1)
+	CT_RC=$?
+	want_eq "hook bogus-stage (fail-mode open)" "$CT_RC" 2 || return 1
+	CT_OUT=$("$NSGUARD" --config "$OPEN_CONF" hook 2>&1 </dev/null)
+	CT_RC=$?
+	want_eq "hook without stage (fail-mode open)" "$CT_RC" 2 || return 1
+	CT_OUT=$("$NSGUARD" attach 2>&1 </dev/null)
+	CT_RC=$?
+	want_eq "attach without --cgroup" "$CT_RC" 2
+}
+ct_case fail/usage-never-opened case_usage
+
+# poststop: an unknown id, a malformed state: warn at most, exit 0.
+case_poststop() {
+	CT_OUT=$(ct_state "never-seen-$S" 12345 | "$NSGUARD" hook poststop --config "$CT_CONF" 2>&1)
+	want_eq "poststop, unknown id" "$?" 0 || return 1
+	CT_OUT=$(echo 'garbage' | "$NSGUARD" hook poststop --config "$CT_CONF" 2>&1)
+	want_eq "poststop, malformed state" "$?" 0
+}
+ct_case fail/poststop-never-fails case_poststop
