@@ -10,15 +10,6 @@ ct_init
 
 S=$CT_SUFFIX
 
-# start_guarded ID [BUNDLE OPTIONS...]: a detached `sleep` container.
-start_guarded() {
-	local id=$1
-	shift
-	ct_bundle "$id" "$@" -- sleep 600 || return 1
-	ct_start "$id"
-	want_eq "crun run -d $id" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
-}
-
 # escape_case ID PROBE LINE-GLOB [BUNDLE OPTIONS...]: PROBE in a deny/EACCES
 # container is refused exactly once and reported.
 escape_case() {

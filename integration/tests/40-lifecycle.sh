@@ -8,13 +8,6 @@ ct_init
 
 S=$CT_SUFFIX
 
-start_guarded() {
-	local id=$1
-	shift
-	ct_bundle "$id" "$@" -- sleep 600 || return 1
-	ct_start "$id"
-	want_eq "crun run -d $id" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
-}
 
 
 # --- in force while the container lives, although no nsguard process is left;

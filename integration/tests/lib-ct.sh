@@ -489,3 +489,13 @@ ct_case() {
 	fi
 	if [ $ok = 1 ]; then pass "ct/$name"; else fail "ct/$name" "$why"; fi
 }
+
+# start_guarded ID [BUNDLE-OPTIONS]: a long-running guarded container, started
+# detached; fails the case if crun refuses it.
+start_guarded() {
+	local id=$1
+	shift
+	ct_bundle "$id" "$@" -- sleep 600 || return 1
+	ct_start "$id"
+	want_eq "crun run -d $id" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+}
