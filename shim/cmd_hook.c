@@ -96,6 +96,7 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 	bool attach;
 	int opt, err = 0;
 
+	nsg_log_kmsg_fallback("/dev/kmsg");
 	if (argc < 2)
 		return cmd_usage("hook: STAGE missing (prestart, createRuntime or poststop)");
 	stage = argv[1];

@@ -4,9 +4,14 @@
  * shim is single-threaded and prints the recorded error once, in main().
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <syslog.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -14,6 +19,7 @@
 
 static char last_error[NSG_MSG_MAX];
 static int verbose_level;
+static const char *kmsg_path; /* NULL: no kernel log fallback */
 
 /* Messages are one line on stderr: control characters (a newline in an
  * annotation value, say) must not split or forge lines. */
@@ -81,14 +87,70 @@ void nsg_clear_error(void)
 	last_error[0] = '\0';
 }
 
-static __attribute__((format(printf, 1, 0))) void vprint(const char *fmt, va_list ap)
+void nsg_log_kmsg_fallback(const char *path)
+{
+	kmsg_path = path;
+}
+
+/* Nobody reads a closed stderr or /dev/null (character device 1:3). */
+static bool stderr_unheard(void)
+{
+	struct stat st;
+
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return true;
+	return S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+/*
+ * Best effort: the message is already on stderr, or there is nowhere else.
+ * /dev/kmsg refuses records over about 1000 bytes, so longer ones are cut.
+ */
+static void to_kmsg(int level, const char *msg)
+{
+	char line[960];
+	ssize_t written;
+	int fd, n;
+
+	if (!kmsg_path || level > LOG_WARNING || !stderr_unheard())
+		return;
+	fd = open(kmsg_path, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "<%d>nsguard[%d]: %s\n", LOG_DAEMON | level,
+		     (int)getpid(), msg);
+	if (n > (int)sizeof(line) - 1) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	written = write(fd, line, n);
+	(void)written;
+	close(fd);
+}
+
+static void print_line(int level, const char *msg)
+{
+	/* One fprintf call so concurrent hooks do not interleave mid-line. */
+	fprintf(stderr, "nsguard: %s\n", msg);
+	to_kmsg(level, msg);
+}
+
+static __attribute__((format(printf, 2, 0))) void vprint(int level, const char *fmt, va_list ap)
 {
 	char buf[NSG_MSG_MAX];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	sanitize(buf);
-	/* One fprintf call so concurrent hooks do not interleave mid-line. */
-	fprintf(stderr, "nsguard: %s\n", buf);
+	print_line(level, buf);
+}
+
+void nsg_print_error(const char *msg)
+{
+	char buf[NSG_MSG_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", msg);
+	sanitize(buf);
+	print_line(LOG_ERR, buf);
 }
 
 void nsg_warn(const char *fmt, ...)
@@ -97,7 +159,7 @@ void nsg_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vprint(fmt, ap);
+	vprint(LOG_WARNING, fmt, ap);
 	va_end(ap);
 	errno = saved;
 }
@@ -110,7 +172,7 @@ void nsg_info(const char *fmt, ...)
 	if (verbose_level < 1)
 		return;
 	va_start(ap, fmt);
-	vprint(fmt, ap);
+	vprint(LOG_INFO, fmt, ap);
 	va_end(ap);
 	errno = saved;
 }

@@ -17,9 +17,18 @@ const char *nsg_last_error(void);
 void nsg_clear_error(void);
 
 /* Immediate messages on stderr, prefixed "nsguard: ". */
+void nsg_print_error(const char *msg);
 void nsg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void nsg_info(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* -v only */
 void nsg_set_verbose(int level);
 int nsg_verbose(void);
+
+/*
+ * Also write errors and warnings to the kernel log at PATH (/dev/kmsg) when
+ * stderr is closed or /dev/null, as crun makes it for hooks unless the
+ * run.oci.hooks.stderr annotation is set: a refused container must be
+ * explained somewhere (dmesg, journalctl -k).  NULL turns it off.
+ */
+void nsg_log_kmsg_fallback(const char *path);
 
 #endif

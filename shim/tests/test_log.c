@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -66,6 +68,92 @@ static void t_verbose(void)
 	ASSERT_EQ(0, nsg_verbose());
 }
 
+/*
+ * Run fn with stderr on TARGET (a path) and the kernel log fallback on a
+ * temporary file; return what the fallback got (static buffer).
+ */
+static const char *kmsg_capture(const char *target, void (*fn)(void))
+{
+	static char got[8192];
+	char path[] = "/tmp/nsg-kmsg-XXXXXX";
+	int fd, saved, sink;
+	ssize_t n;
+
+	got[0] = '\0';
+	fd = mkstemp(path);
+	sink = open(target, O_WRONLY | O_APPEND);
+	if (fd < 0 || sink < 0)
+		return "(setup failed)";
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	dup2(sink, STDERR_FILENO);
+	nsg_log_kmsg_fallback(path);
+	fn();
+	nsg_log_kmsg_fallback(NULL);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(sink);
+	n = pread(fd, got, sizeof(got) - 1, 0);
+	got[n > 0 ? n : 0] = '\0';
+	close(fd);
+	unlink(path);
+	return got;
+}
+
+static void warn_and_error(void)
+{
+	nsg_set_verbose(1);
+	nsg_info("info lines stay on stderr");
+	nsg_set_verbose(0);
+	nsg_warn("warning: container %s runs unguarded", "c1");
+	nsg_print_error("container c2: annotation\nforged");
+}
+
+static void long_error(void)
+{
+	char big[3000];
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	nsg_print_error(big);
+}
+
+static void t_kmsg_when_stderr_is_null(void)
+{
+	char want[256];
+	int pid = getpid();
+
+	/* LOG_DAEMON (3 << 3) | LOG_WARNING (4) = 28, | LOG_ERR (3) = 27. */
+	snprintf(want, sizeof(want),
+		 "<28>nsguard[%d]: warning: container c1 runs unguarded\n"
+		 "<27>nsguard[%d]: container c2: annotation?forged\n",
+		 pid, pid);
+	ASSERT_STREQ(want, kmsg_capture("/dev/null", warn_and_error));
+}
+
+static void t_kmsg_record_cut(void)
+{
+	const char *got = kmsg_capture("/dev/null", long_error);
+	size_t n = strlen(got);
+
+	/* One record under the kernel's limit, still ending in a newline. */
+	ASSERT_TRUE(n > 900 && n < 1000);
+	ASSERT_TRUE(got[n - 1] == '\n');
+	ASSERT_TRUE(strchr(got, '\n') == got + n - 1);
+}
+
+static void t_no_kmsg_when_stderr_is_read(void)
+{
+	char path[] = "/tmp/nsg-stderr-XXXXXX";
+	int fd = mkstemp(path);
+
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_STREQ("", kmsg_capture(path, warn_and_error));
+	close(fd);
+	unlink(path);
+}
+
 void suite_log(void)
 {
 	TEST_CASE("log", "fail-records-message", t_fail_records);
@@ -76,4 +164,7 @@ void suite_log(void)
 	TEST_CASE("log", "long-message-truncated", t_long_message);
 	TEST_CASE("log", "clear", t_clear);
 	TEST_CASE("log", "verbose-level", t_verbose);
+	TEST_CASE("log", "kmsg-when-stderr-is-dev-null", t_kmsg_when_stderr_is_null);
+	TEST_CASE("log", "kmsg-record-cut", t_kmsg_record_cut);
+	TEST_CASE("log", "no-kmsg-when-stderr-is-read", t_no_kmsg_when_stderr_is_read);
 }
