@@ -114,7 +114,7 @@ case_gc_orphan_pin() {
 	want_run "nsguard gc" 0 "*$cgid*" || return 1
 	[ ! -e "$CT_PINS/links/$cgid" ] || { CT_WHY="links/$cgid still pinned"; return 1; }
 }
-ct_case lifecycle/gc-orphan-pin case_gc_orphan_pin
+ct_hook_case lifecycle/gc-orphan-pin case_gc_orphan_pin
 
 # --- 20 containers started at once: 20 policies, none lost, no hook failed,
 # each one guarded; all gone after deleting them at once.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Failure modes of the hook: bad input refuses the container (fail-closed)
-# with one `nsguard:` line that crun passes on; fail-mode open lets it run
+# with one `nsguard:` line that the runtime passes on; fail-mode open lets it run
 # with a warning; bad usage is never opened; poststop never fails.
 set -u
 . "$(dirname "$0")/lib-ct.sh"
@@ -34,7 +34,7 @@ case_malformed() {
 	hook_fails "no ociVersion" 1 '{"id":"x","pid":1,"bundle":"/"}' --config "$CT_CONF" || return 1
 	hook_fails "empty stdin" 1 '' --config "$CT_CONF"
 }
-ct_case fail/malformed-state case_malformed
+ct_hook_case fail/malformed-state case_malformed
 
 case_big_state() {
 	local big
@@ -42,7 +42,7 @@ case_big_state() {
 	hook_fails "stdin over 1 MiB" 1 "{\"ociVersion\":\"1.0.2\",\"id\":\"big\",\"pid\":1,$big\"bundle\":\"/\"}" \
 		--config "$CT_CONF"
 }
-ct_case fail/state-over-1MiB case_big_state
+ct_hook_case fail/state-over-1MiB case_big_state
 
 case_dead_pid() {
 	local cg=$CT_CGFS/$CT_CGPARENT/dead-$S pid
@@ -55,16 +55,16 @@ case_dead_pid() {
 	want_eq "no record" "$(ct_status "dead-$S")" missing || return 1
 	rmdir "$cg"
 }
-ct_case fail/pid-exited case_dead_pid
+ct_hook_case fail/pid-exited case_dead_pid
 
 case_root_cgroup() {
 	# PID 1 of the guest lives in the root cgroup.
 	[ "$(cat /proc/1/cgroup)" = "0::/" ] || { CT_WHY="pid 1 not in the root cgroup: $(cat /proc/1/cgroup)"; return 1; }
 	hook_fails "root cgroup" 1 "$(ct_state "rootcg-$S" 1)" --config "$CT_CONF"
 }
-ct_case fail/root-cgroup case_root_cgroup
+ct_hook_case fail/root-cgroup case_root_cgroup
 
-# crun_refuses NAME GLOB [BUNDLE OPTIONS]: crun does not start the container,
+# crun_refuses NAME GLOB [BUNDLE OPTIONS]: crun (runc) does not start the container,
 # its output carries the hook's `nsguard:` line matching GLOB, the container's
 # command never ran, and no record is left.
 crun_refuses() {
@@ -101,7 +101,7 @@ case_open_dead_pid() {
 	want_run "warning" 0 "nsguard: warning: fail-mode open, container open-dead-$S runs unguarded: *" || return 1
 	rmdir "$cg"
 }
-ct_case fail/open-pid-exited case_open_dead_pid
+ct_hook_case fail/open-pid-exited case_open_dead_pid
 
 # Bad usage is exit 2, fail-mode open or not.
 case_usage() {
@@ -115,7 +115,7 @@ case_usage() {
 	CT_RC=$?
 	want_eq "attach without --cgroup" "$CT_RC" 2
 }
-ct_case fail/usage-never-opened case_usage
+ct_hook_case fail/usage-never-opened case_usage
 
 # poststop: an unknown id, a malformed state: warn at most, exit 0.
 case_poststop() {
@@ -124,4 +124,4 @@ case_poststop() {
 	CT_OUT=$(echo 'garbage' | "$NSGUARD" hook poststop --config "$CT_CONF" 2>&1)
 	want_eq "poststop, malformed state" "$?" 0
 }
-ct_case fail/poststop-never-fails case_poststop
+ct_hook_case fail/poststop-never-fails case_poststop

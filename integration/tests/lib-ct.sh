@@ -1,6 +1,7 @@
 # Helpers for the container tests (integration/tests/[2-5]0-*.sh, lsm-off.sh):
-# busybox bundles run by crun with nsguard as their createRuntime/poststop
-# hook, plus queries of `nsguard status --json` and a `monitor --json` log.
+# busybox bundles run by crun (or runc, CRUN=runc) with nsguard as their
+# createRuntime (or prestart, CT_STAGE=prestart) and poststop hook, plus
+# queries of `nsguard status --json` and a `monitor --json` log.
 # Sourced after lib.sh; runs in the QEMU guest only.
 # shellcheck shell=bash
 
@@ -8,7 +9,12 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 NSG_USERNS=${NSG_USERNS:-$NSG_REPO/build/nsg-userns}
-CRUN=${CRUN:-crun}
+CRUN=${CRUN:-crun}                       # the OCI runtime: crun or runc
+CT_STAGE=${CT_STAGE:-createRuntime}      # the stage nsguard attaches in
+# Set by integration/tests/client-runc.sh when it re-runs the container scripts
+# under another runtime or stage: case names get this prefix, and cases
+# that never start a container (ct_hook_case) are not repeated.
+CT_RERUN=${CT_RERUN:-}
 JQ=${JQ:-jq}   # python3 starts far too slowly in the TCG guest
 CT_WORK=${CT_WORK:-/tmp/nsg-ct}          # bundles, rootfs, logs (guest tmpfs)
 CT_RUNROOT=${CT_RUNROOT:-/run/nsg-crun}  # crun --root: our containers only
@@ -37,15 +43,15 @@ ct_init() {
 	local p
 	for p in "$NSGUARD" "$NSG_USERNS" /bin/busybox; do
 		if [ ! -x "$p" ]; then
-			fail "ct/setup" "$p missing (make build/nsguard build/nsg-userns)"
+			fail "ct/${CT_RERUN}setup" "$p missing (make build/nsguard build/nsg-userns)"
 			exit 1
 		fi
 	done
-	command -v "$CRUN" >/dev/null || { fail "ct/setup" "crun not found"; exit 1; }
-	command -v "$JQ" >/dev/null || { fail "ct/setup" "jq not found (apt-get install jq)"; exit 1; }
+	command -v "$CRUN" >/dev/null || { fail "ct/${CT_RERUN}setup" "$CRUN not found"; exit 1; }
+	command -v "$JQ" >/dev/null || { fail "ct/${CT_RERUN}setup" "jq not found (apt-get install jq)"; exit 1; }
 	mkdir -p "$CT_WORK/b" "$CT_RUNROOT" "$CT_CGFS/$CT_CGPARENT"
 	[ -e "$CT_CONF" ] || echo "# empty: nsguard built-in defaults" >"$CT_CONF"
-	ct_make_rootfs || { fail "ct/setup" "cannot build $CT_ROOTFS"; exit 1; }
+	ct_make_rootfs || { fail "ct/${CT_RERUN}setup" "cannot build $CT_ROOTFS"; exit 1; }
 	trap ct_cleanup EXIT
 }
 
@@ -161,8 +167,9 @@ ct_bundle() {
 	local dir=$CT_WORK/b/$id a annjson= nsjson capsjson hookjson= mapjson= cgopt=ro
 	[ -d "$dir" ] || mkdir -p "$dir"
 	# crun 1.8.1 throws hook output away unless run.oci.hooks.stderr names a
-	# file; /proc/self/fd/2 (the guest has no /dev/stderr) puts the hook's `nsguard:` line into crun's output.
-	[ $hooks = 1 ] && anns+=("run.oci.hooks.stderr=/proc/self/fd/2")
+	# file; /proc/self/fd/2 (the guest has no /dev/stderr) puts the hook's
+	# `nsguard:` line into crun's output.  runc passes it on by itself.
+	[ $hooks = 1 ] && [ "${CRUN##*/}" = crun ] && anns+=("run.oci.hooks.stderr=/proc/self/fd/2")
 	for a in "${anns[@]}"; do
 		ct_json_str "${a%%=*}" k
 		ct_json_str "${a#*=}" v
@@ -185,10 +192,10 @@ ct_bundle() {
 	ct_json_str "$cgpath" cgjson
 	if [ $hooks = 1 ]; then
 		ct_json_str "$hookbin" hb
-		ct_json_arr ca nsguard hook createRuntime --config "$conf"
+		ct_json_arr ca nsguard hook "$CT_STAGE" --config "$conf"
 		ct_json_arr pa nsguard hook poststop --config "$conf"
-		printf -v hookjson '"hooks":{"createRuntime":[{"path":%s,"args":%s,"timeout":120}],"poststop":[{"path":%s,"args":%s,"timeout":120}]},' \
-			"$hb" "$ca" "$hb" "$pa"
+		printf -v hookjson '"hooks":{"%s":[{"path":%s,"args":%s,"timeout":120}],"poststop":[{"path":%s,"args":%s,"timeout":120}]},' \
+			"$CT_STAGE" "$hb" "$ca" "$hb" "$pa"
 	fi
 	cat >"$dir/config.json" <<EOF
 {
@@ -468,7 +475,8 @@ ct_gone() {
 	return 1
 }
 
-# ct_case NAME FUNC [ARGS...]: one PASS/FAIL line for case ct/NAME.  FUNC
+# ct_case NAME FUNC [ARGS...]: one PASS/FAIL line for case ct/NAME (with
+# the $CT_RERUN prefix).  FUNC
 # returns non-zero with CT_WHY set on failure; afterwards the case's
 # containers are deleted and nothing of nsguard may be left on a cgroup
 # that no longer exists.
@@ -487,7 +495,15 @@ ct_case() {
 	if ! assert_clean; then
 		ok=0 why="${why:+$why; }$CT_WHY"
 	fi
-	if [ $ok = 1 ]; then pass "ct/$name"; else fail "ct/$name" "$why"; fi
+	if [ $ok = 1 ]; then pass "ct/$CT_RERUN$name"; else fail "ct/$CT_RERUN$name" "$why"; fi
+}
+
+# ct_hook_case NAME FUNC [ARGS...]: ct_case for a case that runs the hook by
+# hand and starts no container; the runtime cannot change its outcome, so a
+# re-run under another runtime or stage leaves it out.
+ct_hook_case() {
+	[ -z "$CT_RERUN" ] || return 0
+	ct_case "$@"
 }
 
 # start_guarded ID [BUNDLE-OPTIONS]: a long-running guarded container, started
