@@ -39,7 +39,8 @@ help:
 	@echo 'make kernel     build the guest kernel into $$NSGUARD_CACHE (cached by content)'
 	@echo 'make            build build/nsguard (needs the kernel for vmlinux.h)'
 	@echo 'make demo       boot the guest and show nsguard guarding real crun containers'
-	@echo 'make check      host unit, sanitizer and fuzz tests, then the guest suite'
+	@echo 'make check      host unit, sanitizer and fuzz tests, then the guest suites'
+	@echo 'make check-clients  podman and runc in the guest (part of make check)'
 	@echo 'make kselftest-bpf  the kernel BPF selftests for userns_create, in the guest'
 	@echo 'make bench      benchmarks in the guest (build/bench/)'
 	@echo 'make vm-shell   interactive shell in the guest'
@@ -89,6 +90,7 @@ check: | deps-quiet
 	$(Q)$(MAKE) check-guest || true
 	$(Q)$(MAKE) check-selinux || true
 	$(Q)$(MAKE) check-lsm-off || true
+	$(Q)$(MAKE) check-clients || true
 	$(Q)integration/summarize $(RESULTS)
 
 clean:
