@@ -31,7 +31,7 @@ pm() {
 # pm_hooks DIR [nsguard args...]: the hooks.d files of examples/, @BINDIR@
 # made this build's, extra arguments appended to the createRuntime hook's.
 pm_hooks() {
-	local dir=$1 f extra= a q
+	local dir=$1 f extra='' a q
 	shift
 	for a in "$@"; do
 		ct_json_str "$a" q
