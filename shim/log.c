@@ -144,13 +144,15 @@ static __attribute__((format(printf, 2, 0))) void vprint(int level, const char *
 	print_line(level, buf);
 }
 
-void nsg_print_error(const char *msg)
+void nsg_error(const char *fmt, ...)
 {
-	char buf[NSG_MSG_MAX];
+	int saved = errno;
+	va_list ap;
 
-	snprintf(buf, sizeof(buf), "%s", msg);
-	sanitize(buf);
-	print_line(LOG_ERR, buf);
+	va_start(ap, fmt);
+	vprint(LOG_ERR, fmt, ap);
+	va_end(ap);
+	errno = saved;
 }
 
 void nsg_warn(const char *fmt, ...)

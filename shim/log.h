@@ -17,7 +17,7 @@ const char *nsg_last_error(void);
 void nsg_clear_error(void);
 
 /* Immediate messages on stderr, prefixed "nsguard: ". */
-void nsg_print_error(const char *msg);
+void nsg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void nsg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void nsg_info(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* -v only */
 void nsg_set_verbose(int level);

@@ -111,6 +111,6 @@ out:
 		return err;
 	if (err == 0)
 		return 0;
-	nsg_print_error(nsg_last_error()[0] ? nsg_last_error() : strerror(-err));
+	nsg_error("%s", nsg_last_error()[0] ? nsg_last_error() : strerror(-err));
 	return cmd_usage_error ? 2 : 1;
 }

@@ -14,15 +14,17 @@ PM_RUNROOT=/run/nsg-podman
 PM_IMAGE=localhost/nsg-bb      # short names would go to the registries
 PM_OUT=                        # output of the last pm
 PM_RC=0
+# podman with the test's storage, on tmpfs, and nothing of the host's.
+PM_PODMAN=(podman --root "$PM/root" --runroot "$PM_RUNROOT" --network-config-dir "$PM/net"
+	--storage-driver vfs --cgroup-manager cgroupfs --events-backend file)
 
-# pm ARGS...: podman with the test's storage and hooks; PM_OUT/PM_RC.
+# pm ARGS...: podman with the test's hooks; PM_OUT/PM_RC.
 # PM_HOOKS (words) replaces the hooks dirs, PM_RUNTIME the OCI runtime.
 pm() {
 	local hooks=() d
 	for d in ${PM_HOOKS:-$PM/hooks.d}; do hooks+=(--hooks-dir "$d"); done
-	PM_OUT=$(TMPDIR=/tmp timeout "$CT_TIMEOUT" podman --root "$PM/root" --runroot "$PM_RUNROOT" \
-		--network-config-dir "$PM/net" --storage-driver vfs --cgroup-manager cgroupfs \
-		--events-backend file --runtime "${PM_RUNTIME:-crun}" "${hooks[@]}" "$@" </dev/null 2>&1)
+	PM_OUT=$(TMPDIR=/tmp timeout "$CT_TIMEOUT" "${PM_PODMAN[@]}" --runtime "${PM_RUNTIME:-crun}" \
+		"${hooks[@]}" "$@" </dev/null 2>&1)
 	PM_RC=$?
 	ct_monitor_ensure
 	return 0
@@ -53,8 +55,7 @@ pm_init() {
 	echo "# $(podman --version), $(conmon --version | head -n 1), $(crun --version | head -n 1)"
 	mkdir -p "$PM/root" "$PM/net" "$PM_RUNROOT"
 	pm_hooks "$PM/hooks.d" || { fail "ct/podman/setup" "cannot write $PM/hooks.d"; exit 1; }
-	PM_OUT=$(tar -C "$CT_ROOTFS" -c . | TMPDIR=/tmp podman --root "$PM/root" --runroot "$PM_RUNROOT" \
-		--storage-driver vfs --events-backend file import - "$PM_IMAGE" 2>&1) ||
+	PM_OUT=$(tar -C "$CT_ROOTFS" -c . | TMPDIR=/tmp "${PM_PODMAN[@]}" import - "$PM_IMAGE" 2>&1) ||
 		{ fail "ct/podman/setup" "podman import: $PM_OUT"; exit 1; }
 	trap pm_cleanup EXIT
 }

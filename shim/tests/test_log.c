@@ -107,7 +107,7 @@ static void warn_and_error(void)
 	nsg_info("info lines stay on stderr");
 	nsg_set_verbose(0);
 	nsg_warn("warning: container %s runs unguarded", "c1");
-	nsg_print_error("container c2: annotation\nforged");
+	nsg_error("container %s: annotation\nforged", "c2");
 }
 
 static void long_error(void)
@@ -116,7 +116,7 @@ static void long_error(void)
 
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	nsg_print_error(big);
+	nsg_error("%s", big);
 }
 
 static void t_kmsg_when_stderr_is_null(void)
