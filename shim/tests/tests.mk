@@ -79,8 +79,9 @@ fuzz-smoke: $(FUZZ_BIN)
 
 # Each part builds inside run-part, so a compile error is reported as a FAIL
 # line too.  Referenced through a variable (not $(MAKE) literally) so that
-# `make -n check-unit` only prints and never writes $(RESULTS).
-CHECK_UNIT_MAKE = $(MAKE)
+# `make -n check-unit` only prints and never writes $(RESULTS); make then does
+# not pass its jobserver on, so the sub-make gets no -j flags to look for it.
+CHECK_UNIT_MAKE = env MAKEFLAGS='$(filter-out -j% --jobserver%,$(MAKEFLAGS))' $(MAKE)
 check-unit:
 	$(Q)rc=0; \
 	integration/run-part $(RESULTS) unit $(CHECK_UNIT_MAKE) unit || rc=1; \
