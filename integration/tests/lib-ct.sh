@@ -15,6 +15,9 @@ CT_STAGE=${CT_STAGE:-createRuntime}      # the stage nsguard attaches in
 # under another runtime or stage: case names get this prefix, and cases
 # that never start a container (ct_hook_case) are not repeated.
 CT_RERUN=${CT_RERUN:-}
+# Space-separated case names (without ct/ and the prefix): when set, only those
+# cases run (client-runc.sh's stage-specific pass).
+CT_ONLY=${CT_ONLY:-}
 JQ=${JQ:-jq}   # python3 starts far too slowly in the TCG guest
 CT_WORK=${CT_WORK:-/tmp/nsg-ct}          # bundles, rootfs, logs (guest tmpfs)
 CT_RUNROOT=${CT_RUNROOT:-/run/nsg-crun}  # crun --root: our containers only
@@ -476,13 +479,16 @@ ct_gone() {
 }
 
 # ct_case NAME FUNC [ARGS...]: one PASS/FAIL line for case ct/NAME (with
-# the $CT_RERUN prefix).  FUNC
+# the $CT_RERUN prefix), unless $CT_ONLY is set and does not name it.  FUNC
 # returns non-zero with CT_WHY set on failure; afterwards the case's
 # containers are deleted and nothing of nsguard may be left on a cgroup
 # that no longer exists.
 ct_case() {
 	local name=$1 ok=1 why= id
 	shift
+	if [ -n "$CT_ONLY" ] && [[ " $CT_ONLY " != *" $name "* ]]; then
+		return 0
+	fi
 	CT_WHY=
 	local before=${#CT_IDS[@]}
 	if ! "$@"; then
