@@ -91,7 +91,6 @@ CHECK_JOBS ?= $(shell nproc)
 CHECK_PHASES_EXTRA ?=
 CHECK_BUDGET ?=
 PHASES := $(BUILD)/phases.tsv
-export NSGUARD_PHASES := $(abspath $(PHASES))
 PARALLEL_PARTS = $(MAKE) -k -j$(CHECK_JOBS) --output-sync=target
 
 # Host parts that need no kernel.
@@ -107,9 +106,10 @@ CHECK_PARTS := check-clients-runc check-guest check-kselftest check-clients-podm
 .PHONY: check-early check-late check-kernel
 check: | deps-quiet
 	$(Q)rm -rf $(RESULTS) $(PHASES) && mkdir -p $(RESULTS)
-	$(Q)$(PARALLEL_PARTS) check-early || true
-	$(Q)integration/phases run build $(MAKE) all $(GUEST_DEPS) || true
-	$(Q)$(PARALLEL_PARTS) check-late || true
+	$(Q)export NSGUARD_PHASES=$(abspath $(PHASES)); \
+	$(PARALLEL_PARTS) check-early || true; \
+	integration/phases run build $(MAKE) all $(GUEST_DEPS) || true; \
+	$(PARALLEL_PARTS) check-late || true
 	$(Q)integration/phases report $(if $(CHECK_BUDGET),--budget $(CHECK_BUDGET)) $(PHASES) \
 		$(CHECK_PHASES_EXTRA)
 	$(Q)integration/summarize $(RESULTS)
