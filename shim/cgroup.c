@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pid -> cgroup v2 path -> cgroup id. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -201,4 +204,111 @@ int cgroup_open(const char *cgroup_root, const char *path)
 	struct stat sb;
 
 	return open_checked(cgroup_root, path, &sb);
+}
+
+/* First pid in dirfd's cgroup.procs other than pid, 0 if none. */
+static int other_proc(int dirfd, const char *name, pid_t pid, pid_t *other)
+{
+	cleanup_close int fd = -1;
+	FILE *f;
+	long v;
+	int err = 0;
+
+	*other = 0;
+	fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return nsg_fail(errno, "open %s/cgroup.procs: %s", name, strerror(errno));
+	f = fdopen(steal_fd(&fd), "r");
+	if (!f)
+		return nsg_fail(errno, "open %s/cgroup.procs: %s", name, strerror(errno));
+	while (fscanf(f, "%ld", &v) == 1) {
+		if (v != pid) {
+			*other = (pid_t)v;
+			break;
+		}
+	}
+	if (ferror(f))
+		err = nsg_fail(EIO, "read %s/cgroup.procs", name);
+	fclose(f);
+	return err;
+}
+
+static int walk_sole(int dirfd, const char *name, pid_t pid, const char *proc_root,
+		     unsigned int *visited)
+{
+	DIR *d;
+	struct dirent *de;
+	pid_t other;
+	int err = 0;
+
+	if (++*visited > CGROUP_WALK_MAX)
+		return nsg_fail(E2BIG, "cgroup %s has more than %d cgroups below it", name,
+				CGROUP_WALK_MAX);
+	err = other_proc(dirfd, name, pid, &other);
+	if (err)
+		return err;
+	if (other) {
+		cleanup_free char *comm_path = NULL;
+		char comm[32] = "?";
+		FILE *f;
+
+		if (asprintf(&comm_path, "%s/%d/comm", proc_root, (int)other) < 0)
+			comm_path = NULL;
+		else if ((f = fopen(comm_path, "re"))) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		return nsg_fail(EBUSY,
+				"cgroup %s is shared: it holds process %d (%s) besides the "
+				"container's %d, which the container's policy would restrict too; "
+				"give the container a cgroup of its own (shared-cgroups = allow in "
+				"nsguard.conf accepts this)",
+				name, (int)other, comm, (int)pid);
+	}
+	d = fdopendir(dup(dirfd));
+	if (!d)
+		return nsg_fail(errno, "list %s: %s", name, strerror(errno));
+	while (!err && (de = readdir(d))) {
+		cleanup_free char *sub = NULL;
+		cleanup_close int subfd = -1;
+
+		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		subfd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (subfd < 0) {
+			if (errno == ENOENT) /* removed meanwhile */
+				continue;
+			err = nsg_fail(errno, "open %s/%s: %s", name, de->d_name, strerror(errno));
+			break;
+		}
+		if (asprintf(&sub, "%s/%s", name, de->d_name) < 0) {
+			sub = NULL;
+			err = nsg_fail(ENOMEM, "out of memory");
+			break;
+		}
+		err = walk_sole(subfd, sub, pid, proc_root, visited);
+	}
+	closedir(d);
+	return err;
+}
+
+int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root)
+{
+	unsigned int visited = 0;
+
+	return walk_sole(dirfd, name, pid, proc_root, &visited);
+}
+
+int cgroup_check_sole(const char *cgroup_root, const char *path, pid_t pid,
+		      const char *proc_root)
+{
+	cleanup_close int fd = -1;
+	struct stat sb;
+
+	fd = open_checked(cgroup_root, path, &sb);
+	if (fd < 0)
+		return fd;
+	return cgroup_check_sole_at(fd, path, pid, proc_root);
 }

@@ -16,8 +16,12 @@
 #include "userns.h"
 #include "util.h"
 
-/* Everything after policy resolution: failures here obey fail-mode. */
-static int hook_guard(struct oci_state *st, struct nsguard_policy *pol)
+/*
+ * Everything after policy resolution: failures here obey fail-mode, except
+ * those the container's creator caused (*never_open): its cgroup layout.
+ */
+static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
+		      struct nsguard_policy *pol, bool *never_open)
 {
 	cleanup_free char *path = NULL;
 	__u32 level = 0;
@@ -31,6 +35,13 @@ static int hook_guard(struct oci_state *st, struct nsguard_policy *pol)
 	err = cgroup_path_of_pid("/proc", st->pid, &path);
 	if (err)
 		return err;
+	if (!cfg->shared_cgroups) {
+		err = cgroup_check_sole(CGROUP_ROOT, path, st->pid, "/proc");
+		if (err == -EBUSY || err == -E2BIG)
+			*never_open = true;
+		if (err)
+			return err;
+	}
 	err = userns_level_of_pid("/proc", st->pid, &level);
 	if (err)
 		return err;
@@ -48,6 +59,7 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st)
 {
 	struct nsguard_config cfg;
 	struct nsguard_policy pol = { 0 };
+	bool never_open = false;
 	int err = 0;
 
 	err = cmd_load_config(ctx, &cfg);
@@ -64,8 +76,8 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st)
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
 
-	err = hook_guard(st, &pol);
-	if (err && cfg.fail_open) {
+	err = hook_guard(st, &cfg, &pol, &never_open);
+	if (err && cfg.fail_open && !never_open) {
 		nsg_warn("warning: fail-mode open, container %s runs unguarded: %s", st->id,
 			 nsg_last_error());
 		return 0;

@@ -22,6 +22,7 @@ enum config_key {
 	KEY_MAX_DEPTH,
 	KEY_ERRNO,
 	KEY_FAIL_MODE,
+	KEY_SHARED_CGROUPS,
 	KEY_COUNT,
 };
 
@@ -31,6 +32,7 @@ static const char *const key_names[KEY_COUNT] = {
 	[KEY_MAX_DEPTH] = "max-depth",
 	[KEY_ERRNO] = "errno",
 	[KEY_FAIL_MODE] = "fail-mode",
+	[KEY_SHARED_CGROUPS] = "shared-cgroups",
 };
 
 static void set_origin(struct nsguard_config *cfg, const char *origin)
@@ -47,6 +49,7 @@ void config_defaults(struct nsguard_config *cfg)
 	cfg->max_depth = NSGUARD_MAX_DEPTH;
 	cfg->default_err = NSGUARD_DEFAULT_ERRNO;
 	cfg->fail_open = false;
+	cfg->shared_cgroups = false;
 	set_origin(cfg, "built-in defaults");
 }
 
@@ -105,7 +108,7 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 	if (k == KEY_COUNT)
 		return nsg_fail(EINVAL,
 				"%s:%u: unknown key \"%.64s\" (known: default-mode, allowed-modes, "
-				"max-depth, errno, fail-mode)",
+				"max-depth, errno, fail-mode, shared-cgroups)",
 				origin, lineno, key);
 	if (seen[k])
 		return nsg_fail(EINVAL, "%s:%u: %s is already set on line %u", origin, lineno,
@@ -147,6 +150,16 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 			cfg->fail_open = true;
 		else
 			return nsg_fail(EINVAL, "%s:%u: fail-mode \"%.64s\" is not closed or open",
+					origin, lineno, value);
+		break;
+	case KEY_SHARED_CGROUPS:
+		if (strcmp(value, "refuse") == 0)
+			cfg->shared_cgroups = false;
+		else if (strcmp(value, "allow") == 0)
+			cfg->shared_cgroups = true;
+		else
+			return nsg_fail(EINVAL,
+					"%s:%u: shared-cgroups \"%.64s\" is not refuse or allow",
 					origin, lineno, value);
 		break;
 	}

@@ -14,17 +14,20 @@ struct nsguard_config {
 			  * depth used when allow/audit comes without one */
 	__u32 default_err; /* positive errno */
 	bool fail_open; /* fail-mode: open warns and lets the container start */
+	bool shared_cgroups; /* shared-cgroups = allow: guard a cgroup that holds
+			      * other processes too (restricting them) */
 	/* Where the values came from, for messages: the config path, or
 	 * "built-in defaults".  Filled by config_defaults/config_parse/config_load. */
 	char origin[4096];
 };
 
 /* Built-in defaults: deny; annotations may ask for any mode; depth up to
- * NSGUARD_MAX_DEPTH; EPERM; fail-mode closed. */
+ * NSGUARD_MAX_DEPTH; EPERM; fail-mode closed; shared-cgroups refuse. */
 void config_defaults(struct nsguard_config *cfg);
 /*
  * "key = value" lines, '#' comments, blank lines.  Keys: default-mode,
- * allowed-modes (comma/space list), max-depth, errno, fail-mode.  Unknown
+ * allowed-modes (comma/space list), max-depth, errno, fail-mode,
+ * shared-cgroups.  Unknown
  * keys, bad values, duplicates and a default-mode outside allowed-modes are
  * errors naming origin:line.  Returns 0 or -EINVAL.
  */

@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -227,6 +228,34 @@ out:
 	return err;
 }
 
+/*
+ * flock(LOCK_EX) with a bound: a hook never hangs the runtime because another
+ * nsguard (or anything else) holds the lock.  Holders keep it for a load or an
+ * open of the pins, well under a second even under TCG.
+ */
+static int lock_bounded(int fd, const char *path)
+{
+	const struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+	struct timespec start, now;
+	long long waited_ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return nsg_fail(errno, "cannot lock %s: %s", path, strerror(errno));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited_ms = (now.tv_sec - start.tv_sec) * 1000LL +
+			    (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (waited_ms >= NSGUARD_LOCK_WAIT_SECS * 1000LL)
+			return nsg_fail(ETIMEDOUT,
+					"%s has been held by another process for %d s; find it with 'fuser -v %s'",
+					path, NSGUARD_LOCK_WAIT_SECS, path);
+		nanosleep(&pause, NULL);
+	}
+}
+
 int guard_open(struct guard *g, bool load)
 {
 	cleanup_close int lock = -1;
@@ -254,8 +283,9 @@ int guard_open(struct guard *g, bool load)
 	lock = open(NSGUARD_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lock < 0)
 		return nsg_fail(errno, "cannot open %s: %s", NSGUARD_LOCK_FILE, strerror(errno));
-	if (flock(lock, LOCK_EX) < 0)
-		return nsg_fail(errno, "cannot lock %s: %s", NSGUARD_LOCK_FILE, strerror(errno));
+	err = lock_bounded(lock, NSGUARD_LOCK_FILE);
+	if (err)
+		return err;
 
 	if (access(NSGUARD_PIN_PROG, F_OK) == 0)
 		return open_pins(g);

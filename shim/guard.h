@@ -28,10 +28,14 @@ struct guard {
 		.events_fd = -1                                                            \
 	}
 
+/* How long guard_open waits for NSGUARD_LOCK_FILE before it gives up. */
+#define NSGUARD_LOCK_WAIT_SECS 20
+
 /*
  * Open the pinned objects.  With load, load and pin them first if they are not
  * pinned yet (serialised with flock on NSGUARD_LOCK_FILE, so two hooks never
- * load twice).  Without load, -ENOENT if nothing is pinned.
+ * load twice; -ETIMEDOUT after NSGUARD_LOCK_WAIT_SECS).  Without load, -ENOENT
+ * if nothing is pinned.
  */
 int guard_open(struct guard *g, bool load);
 void guard_close(struct guard *g);

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
@@ -17,8 +18,6 @@
 #include "oci.h"
 #include "util.h"
 
-#define OCI_ID_MAX 255
-#define OCI_CONFIG_MAX (16 * 1024 * 1024) /* config.json sanity bound */
 
 static void cjson_deletep(cJSON **p)
 {
@@ -206,8 +205,17 @@ const char *oci_annotation_get(const struct oci_state *st, const char *key)
 	return NULL;
 }
 
-/* Append the string members of obj; with only_new, keys already present are
- * kept (the state wins over config.json). */
+bool oci_annotation_is_ours(const char *key)
+{
+	return strncasecmp(key, ANNOTATION_PREFIX, sizeof(ANNOTATION_PREFIX) - 1) == 0;
+}
+
+/*
+ * Append the nsguard.io/ members of obj (every member must be a string); with
+ * only_new, keys already present are kept (the state wins over config.json).
+ * Other keys are not copied: the tenant chooses how many there are, and
+ * nothing reads them.
+ */
 static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new, const char *what)
 {
 	struct oci_annotation *arr;
@@ -226,10 +234,14 @@ static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new
 		if (!cJSON_IsString(it) || !it->valuestring)
 			return nsg_fail(EINVAL, "%s: annotation \"%.64s\" is not a string", what,
 					it->string ? it->string : "");
-		n++;
+		if (oci_annotation_is_ours(it->string))
+			n++;
 	}
 	if (n == 0)
 		return 0;
+	if (st->n_annotations + n > OCI_ANNOTATIONS_MAX)
+		return nsg_fail(EINVAL, "%s: more than %d %s annotations", what, OCI_ANNOTATIONS_MAX,
+				ANNOTATION_PREFIX);
 	arr = realloc(st->annotations, (st->n_annotations + n) * sizeof(*arr));
 	if (!arr)
 		return nsg_fail(ENOMEM, "%s: out of memory", what);
@@ -237,6 +249,8 @@ static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new
 	cJSON_ArrayForEach(it, obj) {
 		struct oci_annotation *a = &st->annotations[st->n_annotations];
 
+		if (!oci_annotation_is_ours(it->string))
+			continue;
 		if (only_new && oci_annotation_get(st, it->string))
 			continue;
 		a->key = strdup(it->string);
@@ -368,6 +382,7 @@ int oci_state_merge_config(struct oci_state *st, const char *buf, size_t len)
 	return merge_config(st, buf, len, "malformed config.json");
 }
 
+/* Read all of fd, refusing more than OCI_CONFIG_MAX bytes. */
 static int read_file(int fd, const char *path, char **out, size_t *len_out)
 {
 	cleanup_free char *buf = NULL;
@@ -378,10 +393,14 @@ static int read_file(int fd, const char *path, char **out, size_t *len_out)
 		if (len == cap) {
 			char *nbuf;
 
-			if (cap >= OCI_CONFIG_MAX)
-				return nsg_fail(EFBIG, "%s is larger than %d MiB", path,
-						OCI_CONFIG_MAX >> 20);
+			/* One byte over the bound tells a file of exactly the bound apart. */
+			if (cap > OCI_CONFIG_MAX)
+				return nsg_fail(EFBIG,
+						"%s is larger than %d MiB (a bundle's config.json is a few KiB)",
+						path, OCI_CONFIG_MAX >> 20);
 			cap = cap ? cap * 2 : 64 * 1024;
+			if (cap > OCI_CONFIG_MAX + 1)
+				cap = OCI_CONFIG_MAX + 1;
 			nbuf = realloc(buf, cap);
 			if (!nbuf)
 				return nsg_fail(ENOMEM, "read %s: out of memory", path);

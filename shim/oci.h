@@ -8,6 +8,23 @@
 #include <sys/types.h>
 
 #define OCI_STATE_MAX (1024 * 1024) /* stdin larger than this is refused */
+/*
+ * Longest container id: the record is "<id>.json" and must fit NAME_MAX.
+ * Runtimes accept up to 255 bytes; a longer id than this is refused at parse,
+ * before anything is attached, so that fail-mode open never lets it run.
+ */
+#define OCI_ID_MAX (255 - 5)
+/* A bundle's config.json is a few KiB; a larger one than this is refused. */
+#define OCI_CONFIG_MAX (1024 * 1024)
+
+/*
+ * The annotations nsguard reads.  Only keys with this prefix are kept, compared
+ * case-insensitively so that "NSGuard.io/userns" is refused as unknown instead
+ * of ignored; at most OCI_ANNOTATIONS_MAX of them (three are known).
+ */
+#define ANNOTATION_PREFIX "nsguard.io/"
+#define OCI_ANNOTATIONS_MAX 16
+bool oci_annotation_is_ours(const char *key);
 
 struct oci_annotation {
 	char *key;
@@ -26,16 +43,18 @@ struct oci_state {
 
 /*
  * Parse a state document.  Requires ociVersion and id (a safe file name:
- * [A-Za-z0-9_.+-], not starting with '.', at most 255 bytes); pid must be a
+ * [A-Za-z0-9_.+-], not starting with '.', at most OCI_ID_MAX bytes); pid must be a
  * non-negative integer if present; annotations must map strings to strings.
- * A key given twice is an error.  Returns 0 or -EINVAL with nsg_fail().
+ * A key given twice is an error.  Of the annotations only the nsguard.io/ ones
+ * are kept.  Returns 0 or -EINVAL with nsg_fail().
  */
 int oci_state_parse(const char *buf, size_t len, struct oci_state *out);
 /* Read at most OCI_STATE_MAX bytes from fd (-EFBIG beyond) and parse. */
 int oci_state_read_fd(int fd, struct oci_state *out);
 /*
- * Add the annotations of <bundle>/config.json that the state does not carry
- * (the state wins key by key).  A missing config.json is not an error.
+ * Add the nsguard.io/ annotations of <bundle>/config.json that the state does
+ * not carry (the state wins key by key).  A missing config.json is not an
+ * error; one over OCI_CONFIG_MAX is (-EFBIG).
  */
 int oci_state_merge_bundle_annotations(struct oci_state *st);
 /* Same, from a config.json document already in memory (for tests and fuzzing). */

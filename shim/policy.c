@@ -160,7 +160,7 @@ int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation
 		const char *key = annotations[i].key, *value = annotations[i].value;
 		const char **slot;
 
-		if (strncasecmp(key, ANNOTATION_PREFIX, strlen(ANNOTATION_PREFIX)) != 0)
+		if (!oci_annotation_is_ours(key))
 			continue;
 		if (strcmp(key, ANNOTATION_MODE) == 0)
 			slot = &mode_s;

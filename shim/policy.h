@@ -8,7 +8,6 @@
 #include "config.h"
 #include "oci.h"
 
-#define ANNOTATION_PREFIX "nsguard.io/"
 #define ANNOTATION_MODE "nsguard.io/userns"
 #define ANNOTATION_MAX_DEPTH "nsguard.io/userns.max-depth"
 #define ANNOTATION_ERRNO "nsguard.io/userns.errno"

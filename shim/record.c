@@ -154,7 +154,8 @@ int record_write(const char *dir, const struct nsguard_record *rec)
 	text = doc ? cJSON_Print(doc) : NULL;
 	if (!text)
 		return nsg_fail(ENOMEM, "record %s: out of memory", rec->id);
-	if (asprintf(&tmp, "%s/.%s.json.XXXXXX", dir, rec->id) < 0) {
+	/* Not named after the id: "<id>.json" fits NAME_MAX, a longer name may not. */
+	if (asprintf(&tmp, "%s/.record.XXXXXX", dir) < 0) {
 		tmp = NULL;
 		return nsg_fail(ENOMEM, "record %s: out of memory", rec->id);
 	}

@@ -87,6 +87,92 @@ ct_case fail/admin-allowed-modes crun_refuses admin-mode "*nsguard.io/userns*" -
 	--conf "$(ct_conf no-allow 'allowed-modes = deny, audit')"
 ct_case fail/admin-max-depth crun_refuses admin-depth "*nsguard.io/userns.max-depth*" --mode allow --depth 2 \
 	--conf "$(ct_conf depth1 'max-depth = 1')"
+# The bundle is the tenant's: nsguard reads at most 1 MiB of its config.json
+# (white space after the document keeps the runtime's own parse and the
+# state it passes on small), and fail-mode open does not open that refusal.
+ct_case fail/config-json-over-1MiB crun_refuses big-config "*config.json is larger than 1 MiB*" \
+	--pad 1100000
+ct_case fail/config-json-over-1MiB-open crun_refuses big-config-open "*config.json is larger than 1 MiB*" \
+	--pad 1100000 --conf "$OPEN_CONF"
+# Another process holds nsguard's lock: the hook gives up after 20 s with one
+# line instead of hanging the runtime, and the container does not start.
+case_lock_held() {
+	local holder rc=0
+	mkdir -p /run/nsguard
+	flock -o /run/nsguard/lock sleep 600 &
+	holder=$!
+	for _ in $(seq 50); do
+		flock -n /run/nsguard/lock true || break
+		sleep 0.1
+	done
+	crun_refuses lock-held "*/run/nsguard/lock has been held by another process for 20 s*" || rc=1
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	return $rc
+}
+ct_case fail/lock-held-20s case_lock_held
+# Ids: the longest one that fits nsguard's record ("<id>.json", 250 bytes) is
+# guarded; one byte longer (runtimes take up to 255) is refused before anything
+# is attached, fail-mode open or not, in one line that names the id once.
+id_of_len() { # id_of_len LEN: LEN bytes, ending in -$S
+	printf '%*s' $(($1 - ${#S} - 1)) '' | tr ' ' i
+	printf -- '-%s' "$S"
+}
+case_id_250() {
+	local id
+	id=$(id_of_len 250)
+	start_guarded "$id" || return 1
+	ct_exec "$id" nsg-userns unshare
+	want_run "nsg-userns unshare" 1 "unshare: fail errno=EPERM"
+}
+ct_case fail/id-250-bytes-guarded case_id_250
+case_id_251() {
+	local id line
+	id=$(id_of_len 251)
+	crun_refuses "${id%-"$S"}" "*is not a valid container id*at most 250 bytes*" --conf "$OPEN_CONF" ||
+		return 1
+	line=$(grep -m1 'nsguard: ' <<<"$CT_OUT")
+	want_eq "times nsguard's line names the id" "$(grep -o "${id:0:64}" <<<"$line" | wc -l)" 1
+}
+ct_case fail/id-251-bytes-refused-open case_id_251
+# A cgroup that holds another process (here one of the host's, as with a
+# cgroupsPath naming a cgroup in use or crun --cgroup-manager=disabled): the
+# container's policy would restrict that process too, so the container is
+# refused, fail-mode open or not, and the host process keeps its freedom.
+case_shared_cgroup() {
+	local cg=$CT_CGFS/$CT_CGPARENT/shared-$S host rc=0
+	host=$(ct_spawn_in "$cg" sleep 600) || return 1
+	crun_refuses shared "*cgroup /$CT_CGPARENT/shared-$S is shared: it holds process $host (sleep)*" \
+		--cgpath "/$CT_CGPARENT/shared-$S" --conf "$OPEN_CONF" || rc=1
+	if [ $rc = 0 ]; then
+		ct_run_in "$cg" "$NSG_USERNS" unshare
+		want_run "host process in that cgroup: nsg-userns unshare" 0 "unshare: ok" || rc=1
+	fi
+	kill "$host" 2>/dev/null
+	wait "$host" 2>/dev/null
+	rmdir "$cg" 2>/dev/null
+	return $rc
+}
+ct_case fail/shared-cgroup-refused case_shared_cgroup
+# shared-cgroups = allow is the admin's choice, and its cost is what
+# nsguard.conf(5) says: the other processes are restricted as well.
+case_shared_cgroup_allowed() {
+	local cg=$CT_CGFS/$CT_CGPARENT/shared-ok-$S host rc=0 conf
+	conf=$(ct_conf shared-allow 'shared-cgroups = allow')
+	host=$(ct_spawn_in "$cg" sleep 600) || return 1
+	start_guarded "shared-ok-$S" --cgpath "/$CT_CGPARENT/shared-ok-$S" --conf "$conf" || rc=1
+	if [ $rc = 0 ]; then
+		ct_run_in "$cg" "$NSG_USERNS" unshare
+		want_run "host process in the guarded cgroup: nsg-userns unshare" 1 \
+			"unshare: fail errno=EPERM" || rc=1
+	fi
+	"$CRUN" --root "$CT_RUNROOT" delete -f "shared-ok-$S" >/dev/null 2>&1
+	kill "$host" 2>/dev/null
+	wait "$host" 2>/dev/null
+	rmdir "$cg" 2>/dev/null
+	return $rc
+}
+ct_case fail/shared-cgroup-allowed-by-admin case_shared_cgroup_allowed
 ct_case fail/missing-explicit-config crun_refuses no-conf "*" --conf "$CT_WORK/does-not-exist.conf"
 ct_case fail/bad-config crun_refuses bad-conf "*" --conf "$(ct_conf bad 'default-mode = sometimes')"
 

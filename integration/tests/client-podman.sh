@@ -129,6 +129,28 @@ case_audit() {
 }
 ct_case podman/annotation-audit case_audit
 
+# --- the hooks.d files set a timeout, and podman hands it to the runtime in
+# the container's config.json (createRuntime; podman runs poststop hooks
+# itself): a stuck hook cannot hang the start forever.
+case_hook_timeout() {
+	local cfg got rc=0 why
+	pm_start "pm-timeout-$S" || return 1
+	cfg=$(find "$PM/root" "$PM_RUNROOT" -path "*/$PM_ID/userdata/config.json" 2>/dev/null | head -n 1)
+	if [ -z "$cfg" ]; then
+		CT_WHY="no config.json for $PM_ID under $PM/root or $PM_RUNROOT"
+		rc=1
+	else
+		got=$("$JQ" -r '[(.hooks.createRuntime // [])[] | select(.path | endswith("/nsguard"))
+			| .timeout | tostring] | join(" ")' "$cfg")
+		want_eq "createRuntime hook's timeout in $cfg" "$got" 30 || rc=1
+	fi
+	why=$CT_WHY
+	pm_rm || rc=1
+	CT_WHY=${why:-$CT_WHY}
+	return $rc
+}
+ct_case podman/hooks-d-timeout case_hook_timeout
+
 # --- `podman run --rm` to completion: poststop runs, nothing is left.
 case_run_rm() {
 	pm run --rm --network none --annotation nsguard.io/userns=allow \

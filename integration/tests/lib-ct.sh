@@ -143,11 +143,12 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #   --cgpath PATH                      cgroupsPath (default /$CT_CGPARENT/ID)
 #   --no-hooks                         no nsguard hooks at all
 #   --hook-bin PATH                    hook program (default $NSGUARD)
+#   --pad BYTES                        BYTES of white space after the document
 ct_bundle() {
 	local id=$1
 	shift
 	local conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1
-	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0
+	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--mode) anns+=("nsguard.io/userns=$2"); shift 2 ;;
@@ -162,6 +163,7 @@ ct_bundle() {
 		--cgpath) cgpath=$2; shift 2 ;;
 		--no-hooks) hooks=0; shift ;;
 		--hook-bin) hookbin=$2; shift 2 ;;
+		--pad) pad=$2; shift 2 ;;
 		--) shift; break ;;
 		*) echo "ct_bundle: unknown option $1" >&2; return 2 ;;
 		esac
@@ -231,6 +233,7 @@ ct_bundle() {
  }
 }
 EOF
+	[ "$pad" = 0 ] || head -c "$pad" /dev/zero | tr '\0' ' ' >>"$dir/config.json"
 }
 
 # ---------------------------------------------------------------- running

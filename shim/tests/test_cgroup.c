@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -182,6 +185,69 @@ static void t_id_v1_hierarchy(void)
 	ASSERT_ERR(-EOPNOTSUPP, cgroup_id_of_path(CGROUP_ROOT, "/pids", &id));
 }
 
+/* A fake cgroup tree: directories with a cgroup.procs each. */
+static int fake_cg(const char *dir, const char *rel, const char *procs)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%s/cgroup.procs", dir, rel);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fputs(procs, f);
+	return fclose(f) == 0 ? 0 : -errno;
+}
+
+static void sole_case(const char *dir, pid_t pid, int want, const char *msg)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	ASSERT_TRUE(fd >= 0);
+	if (want)
+		ASSERT_ERR(want, cgroup_check_sole_at(fd, "/ct", pid, "/nonexistent"));
+	else
+		ASSERT_OK(cgroup_check_sole_at(fd, "/ct", pid, "/nonexistent"));
+	if (msg)
+		ASSERT_MSG(msg);
+	close(fd);
+}
+
+static void t_sole(void)
+{
+	char dir[] = "/tmp/nsguard-test-cg.XXXXXX", cmd[64];
+	int i;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	/* Only the container's init: fine, also with empty children. */
+	ASSERT_OK(fake_cg(dir, ".", "42\n"));
+	ASSERT_OK(fake_cg(dir, "a", ""));
+	ASSERT_OK(fake_cg(dir, "a/b", ""));
+	sole_case(dir, 42, 0, NULL);
+	/* Another process in the cgroup itself. */
+	ASSERT_OK(fake_cg(dir, ".", "42\n7\n"));
+	sole_case(dir, 42, -EBUSY, "cgroup /ct is shared: it holds process 7 (?) besides the container's 42");
+	/* ... or anywhere below it. */
+	ASSERT_OK(fake_cg(dir, ".", "42\n"));
+	ASSERT_OK(fake_cg(dir, "a/b", "9\n"));
+	sole_case(dir, 42, -EBUSY, "cgroup /ct/a/b is shared: it holds process 9");
+	/* Only the given pid counts as the container: 42 is "another" for 43. */
+	ASSERT_OK(fake_cg(dir, "a/b", "42\n"));
+	sole_case(dir, 43, -EBUSY, "process 42");
+	/* A tree past the bound is refused rather than walked. */
+	ASSERT_OK(fake_cg(dir, "a/b", ""));
+	for (i = 0; i < CGROUP_WALK_MAX; i++) {
+		snprintf(cmd, sizeof(cmd), "a/%d", i);
+		ASSERT_OK(fake_cg(dir, cmd, ""));
+	}
+	sole_case(dir, 42, -E2BIG, "more than 4096 cgroups");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(0, system(cmd));
+}
+
 static void t_userns_self(void)
 {
 	__u32 level = 99;
@@ -217,6 +283,7 @@ void suite_cgroup(void)
 	TEST_CASE("cgroup", "id-bad-paths", t_id_bad_paths);
 	TEST_CASE("cgroup", "id-real-cgroup2", t_id_real_cgroup2);
 	TEST_CASE("cgroup", "id-v1-hierarchy", t_id_v1_hierarchy);
+	TEST_CASE("cgroup", "sole-process-check", t_sole);
 	TEST_CASE("cgroup", "userns-level-self", t_userns_self);
 	TEST_CASE("cgroup", "userns-level-errors", t_userns_errors);
 }

@@ -21,7 +21,19 @@ static void t_defaults(void)
 	ASSERT_EQ(NSGUARD_MAX_DEPTH, c.max_depth);
 	ASSERT_EQ(EPERM, c.default_err);
 	ASSERT_TRUE(!c.fail_open);
+	ASSERT_TRUE(!c.shared_cgroups);
 	ASSERT_STREQ("built-in defaults", c.origin);
+}
+
+static void t_shared_cgroups(void)
+{
+	static const char allow[] = "shared-cgroups = allow", refuse[] = "shared-cgroups = refuse";
+	struct nsguard_config c;
+
+	ASSERT_OK(config_parse(allow, strlen(allow), "test.conf", &c));
+	ASSERT_TRUE(c.shared_cgroups);
+	ASSERT_OK(config_parse(refuse, strlen(refuse), "test.conf", &c));
+	ASSERT_TRUE(!c.shared_cgroups);
 }
 
 struct good_row {
@@ -109,6 +121,10 @@ static const struct bad_row bad[] = {
 	{ "errno-other", "errno = EINTR", "errno \"EINTR\"" },
 	{ "errno-number", "errno = 1", "errno \"1\"" },
 	{ "fail-mode-bogus", "fail-mode = maybe", "test.conf:1: fail-mode \"maybe\" is not closed or open" },
+	{ "shared-cgroups-bogus", "shared-cgroups = yes",
+	  "test.conf:1: shared-cgroups \"yes\" is not refuse or allow" },
+	{ "unknown-key-lists-known", "sharedcgroups = allow", "(known: default-mode, allowed-modes, "
+	  "max-depth, errno, fail-mode, shared-cgroups)" },
 	{ "default-not-allowed", "default-mode = allow\nallowed-modes = deny, audit",
 	  "test.conf:1: default-mode allow is not in allowed-modes" },
 	{ "builtin-default-not-allowed", "\nallowed-modes = audit",
@@ -193,6 +209,7 @@ void suite_config(void)
 	size_t i;
 
 	TEST_CASE("config", "defaults", t_defaults);
+	TEST_CASE("config", "shared-cgroups", t_shared_cgroups);
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		snprintf(name, sizeof(name), "parse-valid-%s", good[i].name);
 		TEST_CASE("config", name, check_good, &good[i]);

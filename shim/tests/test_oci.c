@@ -27,7 +27,7 @@ static const struct good_row good[] = {
 	  "{\"ociVersion\":\"1.0.0\",\"id\":\"web\",\"status\":\"created\",\"pid\":4242,"
 	  "\"bundle\":\"/run/containers/storage/overlay-containers/web/userdata\","
 	  "\"annotations\":{\"io.container.manager\":\"libpod\",\"nsguard.io/userns\":\"allow\"}}",
-	  "web", 4242, "/run/containers/storage/overlay-containers/web/userdata", 2,
+	  "web", 4242, "/run/containers/storage/overlay-containers/web/userdata", 1,
 	  "nsguard.io/userns", "allow" },
 	{ "runc-creating",
 	  "{\n  \"ociVersion\": \"1.0.2-dev\",\n  \"id\": \"0f3c1e2d9a\",\n  \"pid\": 1,\n"
@@ -50,8 +50,13 @@ static const struct good_row good[] = {
 	{ "trailing-whitespace", "  {\"ociVersion\":\"1\",\"id\":\"x\"} \r\n\t ", "x", 0, NULL, 0,
 	  NULL, NULL },
 	{ "unicode-annotation",
-	  "{\"ociVersion\":\"1\",\"id\":\"x\",\"annotations\":{\"k\":\"caf\\u00e9 \\\"q\\\"\"}}", "x",
-	  0, NULL, 1, "k", "caf\xc3\xa9 \"q\"" },
+	  "{\"ociVersion\":\"1\",\"id\":\"x\",\"annotations\":{\"nsguard.io/k\":\"caf\\u00e9 \\\"q\\\"\"}}",
+	  "x", 0, NULL, 1, "nsguard.io/k", "caf\xc3\xa9 \"q\"" },
+	/* Only nsguard.io/ keys are kept, the prefix matched in any case. */
+	{ "only-ours-kept",
+	  "{\"ociVersion\":\"1\",\"id\":\"x\",\"annotations\":{\"a\":\"1\",\"nsguard.io\":\"2\","
+	  "\"NSGuard.IO/userns\":\"3\",\"x.nsguard.io/userns\":\"4\"}}",
+	  "x", 0, NULL, 1, "NSGuard.IO/userns", "3" },
 };
 
 static void check_good(const struct good_row *r)
@@ -162,15 +167,17 @@ static void t_bad_id_300(void)
 	snprintf(doc, sizeof(doc), "{\"ociVersion\":\"1\",\"id\":\"%s\"}", id);
 	ASSERT_ERR(-EINVAL, oci_state_parse(doc, strlen(doc), &st));
 	ASSERT_MSG("not a valid container id");
+	ASSERT_MSG("at most 250 bytes");
 	ASSERT_TRUE(!oci_id_valid(id));
-	id[255] = '\0';
+	/* The longest id whose record name "<id>.json" fits NAME_MAX. */
+	id[OCI_ID_MAX] = '\0';
 	ASSERT_TRUE(oci_id_valid(id));
 	snprintf(doc, sizeof(doc), "{\"ociVersion\":\"1\",\"id\":\"%s\"}", id);
 	ASSERT_OK(oci_state_parse(doc, strlen(doc), &st));
-	ASSERT_EQ(255, strlen(st.id));
+	ASSERT_EQ(250, strlen(st.id));
 	oci_state_free(&st);
-	id[256 - 1] = 'a';
-	id[256] = '\0';
+	id[OCI_ID_MAX] = 'a';
+	id[OCI_ID_MAX + 1] = '\0';
 	ASSERT_TRUE(!oci_id_valid(id));
 }
 
@@ -276,20 +283,25 @@ static void t_read_bad_fd(void)
 /* ---- config.json annotations ---- */
 
 static const char base_state[] =
-	"{\"ociVersion\":\"1\",\"id\":\"x\",\"annotations\":{\"a\":\"state\",\"nsguard.io/userns\":\"deny\"}}";
+	"{\"ociVersion\":\"1\",\"id\":\"x\",\"annotations\":{\"a\":\"state\",\"nsguard.io/userns\":\"deny\","
+	"\"nsguard.io/userns.errno\":\"EPERM\"}}";
 
 static void t_merge_state_wins(void)
 {
 	static const char cfg[] = "{\"ociVersion\":\"1.0.2\",\"process\":{\"env\":[\"A=1\",\"A=1\"]},"
-				  "\"annotations\":{\"a\":\"config\",\"b\":\"config\"}}";
+				  "\"annotations\":{\"a\":\"config\",\"b\":\"config\","
+				  "\"nsguard.io/userns\":\"allow\",\"nsguard.io/userns.max-depth\":\"2\"}}";
 	struct oci_state st;
 
 	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
 	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
 	ASSERT_EQ(3, st.n_annotations);
-	ASSERT_STREQ("state", oci_annotation_get(&st, "a"));
-	ASSERT_STREQ("config", oci_annotation_get(&st, "b"));
 	ASSERT_STREQ("deny", oci_annotation_get(&st, "nsguard.io/userns"));
+	ASSERT_STREQ("EPERM", oci_annotation_get(&st, "nsguard.io/userns.errno"));
+	ASSERT_STREQ("2", oci_annotation_get(&st, "nsguard.io/userns.max-depth"));
+	/* Not ours: neither the state's nor config.json's are kept. */
+	ASSERT_TRUE(oci_annotation_get(&st, "a") == NULL);
+	ASSERT_TRUE(oci_annotation_get(&st, "b") == NULL);
 	oci_state_free(&st);
 }
 
@@ -301,6 +313,51 @@ static void t_merge_no_annotations(void)
 	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
 	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
 	ASSERT_EQ(2, st.n_annotations);
+	oci_state_free(&st);
+}
+
+/* "{"annotations":{"k0":"v","k1":"v",...}}" with n keys named PREFIX<i>. */
+static char *annotations_doc(const char *prefix, size_t n)
+{
+	size_t cap = 64 + n * (strlen(prefix) + 32), len = 0, i;
+	char *doc = malloc(cap);
+
+	if (!doc)
+		return NULL;
+	len += snprintf(doc + len, cap - len, "{\"annotations\":{");
+	for (i = 0; i < n; i++)
+		len += snprintf(doc + len, cap - len, "%s\"%s%zu\":\"v\"", i ? "," : "", prefix, i);
+	snprintf(doc + len, cap - len, "}}");
+	return doc;
+}
+
+/* A tenant's 70 000 annotations of its own: parsed, none kept. */
+static void t_merge_many_foreign(void)
+{
+	cleanup_free char *cfg = annotations_doc("io.example/k", 70000);
+	struct oci_state st;
+
+	ASSERT_TRUE(cfg != NULL);
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
+	ASSERT_EQ(2, st.n_annotations);
+	oci_state_free(&st);
+}
+
+static void t_merge_too_many_ours(void)
+{
+	cleanup_free char *ok = annotations_doc("nsguard.io/k", OCI_ANNOTATIONS_MAX - 2);
+	cleanup_free char *over = annotations_doc("nsguard.io/k", OCI_ANNOTATIONS_MAX - 1);
+	struct oci_state st;
+
+	ASSERT_TRUE(ok != NULL && over != NULL);
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, ok, strlen(ok)));
+	ASSERT_EQ(OCI_ANNOTATIONS_MAX, st.n_annotations);
+	oci_state_free(&st);
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_ERR(-EINVAL, oci_state_merge_config(&st, over, strlen(over)));
+	ASSERT_MSG("more than 16 nsguard.io/ annotations");
 	oci_state_free(&st);
 }
 
@@ -373,6 +430,38 @@ static void t_merge_bundle(void)
 	rmdir(dir);
 }
 
+/* config.json of exactly OCI_CONFIG_MAX bytes is read; one byte more is not. */
+static void t_merge_bundle_size(void)
+{
+	static const char head[] = "{\"annotations\":{\"nsguard.io/userns\":\"audit\"}}";
+	char dir[] = "/tmp/nsguard-test-bundle.XXXXXX", path[128], doc[256];
+	cleanup_free char *text = malloc(OCI_CONFIG_MAX + 2);
+	struct oci_state st;
+
+	ASSERT_TRUE(text != NULL);
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	snprintf(doc, sizeof(doc), "{\"ociVersion\":\"1\",\"id\":\"x\",\"bundle\":\"%s\"}", dir);
+	memcpy(text, head, strlen(head));
+	memset(text + strlen(head), ' ', OCI_CONFIG_MAX - strlen(head));
+	text[OCI_CONFIG_MAX] = '\0';
+
+	ASSERT_OK(write_file(path, text));
+	ASSERT_OK(oci_state_parse(doc, strlen(doc), &st));
+	ASSERT_OK(oci_state_merge_bundle_annotations(&st));
+	ASSERT_STREQ("audit", oci_annotation_get(&st, "nsguard.io/userns"));
+	oci_state_free(&st);
+
+	strcpy(text + OCI_CONFIG_MAX, " ");
+	ASSERT_OK(write_file(path, text));
+	ASSERT_OK(oci_state_parse(doc, strlen(doc), &st));
+	ASSERT_ERR(-EFBIG, oci_state_merge_bundle_annotations(&st));
+	ASSERT_MSG("is larger than 1 MiB");
+	oci_state_free(&st);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void t_merge_no_bundle(void)
 {
 	static const char doc[] = "{\"ociVersion\":\"1\",\"id\":\"x\"}";
@@ -406,10 +495,13 @@ void suite_oci(void)
 	TEST_CASE("oci", "read-fd-bad-fd", t_read_bad_fd);
 	TEST_CASE("oci", "merge-state-wins", t_merge_state_wins);
 	TEST_CASE("oci", "merge-no-annotations", t_merge_no_annotations);
+	TEST_CASE("oci", "merge-many-foreign-annotations", t_merge_many_foreign);
+	TEST_CASE("oci", "merge-too-many-nsguard-annotations", t_merge_too_many_ours);
 	for (i = 0; i < ARRAY_SIZE(merge_bad); i++) {
 		snprintf(name, sizeof(name), "merge-reject-%s", merge_bad[i].name);
 		TEST_CASE("oci", name, check_merge_bad, &merge_bad[i]);
 	}
 	TEST_CASE("oci", "merge-bundle-file", t_merge_bundle);
+	TEST_CASE("oci", "merge-bundle-size-bound", t_merge_bundle_size);
 	TEST_CASE("oci", "merge-no-bundle", t_merge_no_bundle);
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "oci.h"
 #include "record.h"
 #include "test.h"
 #include "util.h"
@@ -253,6 +254,23 @@ static void t_invalid_fields(void)
 	ASSERT_ERR(-EINVAL, record_write(recdir, &in));
 }
 
+/* The longest valid id still gets its record, and no temporary is left. */
+static void t_longest_id(void)
+{
+	char id[OCI_ID_MAX + 1];
+	struct nsguard_record in, out;
+
+	memset(id, 'i', OCI_ID_MAX);
+	id[OCI_ID_MAX] = '\0';
+	in = sample(id, 7);
+	ASSERT_OK(record_write(recdir, &in));
+	ASSERT_OK(record_read(recdir, id, &out));
+	ASSERT_STREQ(id, out.id);
+	record_free(&out);
+	ASSERT_EQ(0, count_entries(recdir, true));
+	ASSERT_OK(record_remove(recdir, id));
+}
+
 #define RECORD_CASE(name, fn)                                                           \
 	do {                                                                            \
 		setup();                                                                \
@@ -267,6 +285,7 @@ void suite_record(void)
 	RECORD_CASE("overwrite", t_overwrite);
 	RECORD_CASE("remove", t_remove);
 	RECORD_CASE("bad-ids", t_bad_ids);
+	RECORD_CASE("longest-id", t_longest_id);
 	RECORD_CASE("foreach-skips-debris", t_foreach);
 	RECORD_CASE("foreach-missing-dir", t_foreach_missing_dir);
 	RECORD_CASE("write-failure-leaves-nothing", t_write_failure_leaves_nothing);
