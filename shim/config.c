@@ -53,6 +53,20 @@ void config_defaults(struct nsguard_config *cfg)
 	set_origin(cfg, "built-in defaults");
 }
 
+/* A key with two values: off -> false, on -> true. */
+static int parse_switch(const char *value, const char *off, const char *on, bool *out,
+			const char *origin, unsigned lineno, const char *key)
+{
+	if (strcmp(value, off) == 0)
+		*out = false;
+	else if (strcmp(value, on) == 0)
+		*out = true;
+	else
+		return nsg_fail(EINVAL, "%s:%u: %s \"%.64s\" is not %s or %s", origin, lineno, key,
+				value, off, on);
+	return 0;
+}
+
 static char *trim(char *s)
 {
 	char *end;
@@ -144,24 +158,11 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 		cfg->default_err = v;
 		break;
 	case KEY_FAIL_MODE:
-		if (strcmp(value, "closed") == 0)
-			cfg->fail_open = false;
-		else if (strcmp(value, "open") == 0)
-			cfg->fail_open = true;
-		else
-			return nsg_fail(EINVAL, "%s:%u: fail-mode \"%.64s\" is not closed or open",
-					origin, lineno, value);
-		break;
+		return parse_switch(value, "closed", "open", &cfg->fail_open, origin, lineno,
+				    key_names[k]);
 	case KEY_SHARED_CGROUPS:
-		if (strcmp(value, "refuse") == 0)
-			cfg->shared_cgroups = false;
-		else if (strcmp(value, "allow") == 0)
-			cfg->shared_cgroups = true;
-		else
-			return nsg_fail(EINVAL,
-					"%s:%u: shared-cgroups \"%.64s\" is not refuse or allow",
-					origin, lineno, value);
-		break;
+		return parse_switch(value, "refuse", "allow", &cfg->shared_cgroups, origin, lineno,
+				    key_names[k]);
 	}
 	return 0;
 }
