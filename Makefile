@@ -83,7 +83,8 @@ include man/man.mk
 # integration/summarize counts them and prints the closing line.  Parts that do
 # not depend on each other run side by side, CHECK_JOBS at a time (one per core:
 # a guest under TCG keeps one core busy): first the host tests beside the kernel
-# build, then every guest boot and the selftests build.  Each part's output is
+# build, then every guest boot and the selftests build (not at all, with one
+# FAIL line, when the kernel or the build failed: each part would retry them).  Each part's output is
 # printed when it ends, and its wall time goes to $(PHASES); the table closes
 # the run.  A part that fails does not stop the others.  .ci/run adds its own
 # phases (CHECK_PHASES_EXTRA) and a budget in seconds (CHECK_BUDGET) to the table.
@@ -108,8 +109,13 @@ check: | deps-quiet
 	$(Q)rm -rf $(RESULTS) $(PHASES) && mkdir -p $(RESULTS)
 	$(Q)export NSGUARD_PHASES=$(abspath $(PHASES)); \
 	$(PARALLEL_PARTS) check-early || true; \
-	integration/phases run build $(MAKE) all $(GUEST_DEPS) || true; \
-	$(PARALLEL_PARTS) check-late || true
+	integration/run-part $(RESULTS) build $(MAKE) all $(GUEST_DEPS) || true; \
+	if grep -q '^FAIL: ' $(RESULTS)/kernel.log $(RESULTS)/build.log; then \
+		echo "FAIL: check/guest-parts: not run, the kernel or the build failed (see above)" | \
+			tee $(RESULTS)/check.log; \
+	else \
+		$(PARALLEL_PARTS) check-late || true; \
+	fi
 	$(Q)integration/phases report $(if $(CHECK_BUDGET),--budget $(CHECK_BUDGET)) $(PHASES) \
 		$(CHECK_PHASES_EXTRA)
 	$(Q)integration/summarize $(RESULTS)

@@ -206,24 +206,31 @@ int cgroup_open(const char *cgroup_root, const char *path)
 	return open_checked(cgroup_root, path, &sb);
 }
 
-/* First pid in dirfd's cgroup.procs other than pid, 0 if none. */
-static int other_proc(int dirfd, const char *name, pid_t pid, pid_t *other)
+/*
+ * Whether dirfd's cgroup.procs lists a process other than pid; *other is its
+ * pid, or 0 for one outside our pid namespace (the kernel lists those as 0).
+ */
+static int other_proc(int dirfd, const char *name, pid_t pid, bool *found, long *other)
 {
-	cleanup_close int fd = -1;
+	int fd;
 	FILE *f;
 	long v;
 	int err = 0;
 
-	*other = 0;
+	*found = false;
 	fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return nsg_fail(errno, "open %s/cgroup.procs: %s", name, strerror(errno));
-	f = fdopen(steal_fd(&fd), "r");
-	if (!f)
-		return nsg_fail(errno, "open %s/cgroup.procs: %s", name, strerror(errno));
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = nsg_fail(errno, "open %s/cgroup.procs: %s", name, strerror(errno));
+		close(fd);
+		return err;
+	}
 	while (fscanf(f, "%ld", &v) == 1) {
 		if (v != pid) {
-			*other = (pid_t)v;
+			*found = true;
+			*other = v;
 			break;
 		}
 	}
@@ -233,72 +240,125 @@ static int other_proc(int dirfd, const char *name, pid_t pid, pid_t *other)
 	return err;
 }
 
-static int walk_sole(int dirfd, const char *name, pid_t pid, const char *proc_root,
-		     unsigned int *visited)
+/* "populated 1" in <dirfd>/<child>/cgroup.events: processes in it or below. */
+static int child_populated(int dirfd, const char *name, const char *child, bool *populated)
 {
-	DIR *d;
-	struct dirent *de;
-	pid_t other;
-	int err = 0;
+	cleanup_free char *rel = NULL;
+	char line[64];
+	int fd, err = 0;
+	FILE *f;
 
-	if (++*visited > CGROUP_WALK_MAX)
-		return nsg_fail(E2BIG, "cgroup %s has more than %d cgroups below it", name,
-				CGROUP_WALK_MAX);
-	err = other_proc(dirfd, name, pid, &other);
-	if (err)
+	*populated = false;
+	if (asprintf(&rel, "%s/cgroup.events", child) < 0) {
+		rel = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT) /* removed meanwhile */
+			return 0;
+		return nsg_fail(errno, "open %s/%s: %s", name, rel, strerror(errno));
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = nsg_fail(errno, "open %s/%s: %s", name, rel, strerror(errno));
+		close(fd);
 		return err;
-	if (other) {
-		cleanup_free char *comm_path = NULL;
-		char comm[32] = "?";
-		FILE *f;
-
-		if (asprintf(&comm_path, "%s/%d/comm", proc_root, (int)other) < 0)
-			comm_path = NULL;
-		else if ((f = fopen(comm_path, "re"))) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(f);
-		}
-		return nsg_fail(EBUSY,
-				"cgroup %s is shared: it holds process %d (%s) besides the "
-				"container's %d, which the container's policy would restrict too; "
-				"give the container a cgroup of its own (shared-cgroups = allow in "
-				"nsguard.conf accepts this)",
-				name, (int)other, comm, (int)pid);
 	}
-	d = fdopendir(dup(dirfd));
-	if (!d)
-		return nsg_fail(errno, "list %s: %s", name, strerror(errno));
-	while (!err && (de = readdir(d))) {
-		cleanup_free char *sub = NULL;
-		cleanup_close int subfd = -1;
+	while (fgets(line, sizeof(line), f))
+		if (strcmp(line, "populated 1\n") == 0)
+			*populated = true;
+	fclose(f);
+	return 0;
+}
 
-		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		subfd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (subfd < 0) {
-			if (errno == ENOENT) /* removed meanwhile */
-				continue;
-			err = nsg_fail(errno, "open %s/%s: %s", name, de->d_name, strerror(errno));
-			break;
-		}
-		if (asprintf(&sub, "%s/%s", name, de->d_name) < 0) {
-			sub = NULL;
-			err = nsg_fail(ENOMEM, "out of memory");
-			break;
-		}
-		err = walk_sole(subfd, sub, pid, proc_root, visited);
+/* comm is the process's own choice: keep it printable for the message. */
+static void read_comm(const char *proc_root, long pid, char *comm, size_t len)
+{
+	cleanup_free char *path = NULL;
+	FILE *f;
+	size_t i;
+
+	snprintf(comm, len, "?");
+	if (asprintf(&path, "%s/%ld/comm", proc_root, pid) < 0) {
+		path = NULL;
+		return;
 	}
-	closedir(d);
-	return err;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(comm, len, f))
+		snprintf(comm, len, "?");
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	for (i = 0; comm[i]; i++)
+		if (comm[i] < 0x20 || comm[i] > 0x7e)
+			comm[i] = '?';
 }
 
 int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root)
 {
-	unsigned int visited = 0;
+	struct dirent *de;
+	bool found, populated;
+	long other = 0;
+	int dfd, err = 0;
+	DIR *d;
 
-	return walk_sole(dirfd, name, pid, proc_root, &visited);
+	err = other_proc(dirfd, name, pid, &found, &other);
+	if (err)
+		return err;
+	if (found && other == 0)
+		return nsg_fail(EBUSY,
+				"cgroup %s is shared: it holds a process outside nsguard's pid "
+				"namespace besides the container's %d, which the container's policy "
+				"would restrict too; give the container a cgroup of its own "
+				"(shared-cgroups = allow in nsguard.conf accepts this)",
+				name, (int)pid);
+	if (found) {
+		char comm[32];
+
+		read_comm(proc_root, other, comm, sizeof(comm));
+		return nsg_fail(EBUSY,
+				"cgroup %s is shared: it holds process %ld (%s) besides the "
+				"container's %d, which the container's policy would restrict too; "
+				"give the container a cgroup of its own (shared-cgroups = allow in "
+				"nsguard.conf accepts this)",
+				name, other, comm, (int)pid);
+	}
+	/* At createRuntime/prestart nothing of the container is below its cgroup. */
+	dfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		return nsg_fail(errno, "list %s: %s", name, strerror(errno));
+	d = fdopendir(dfd);
+	if (!d) {
+		err = nsg_fail(errno, "list %s: %s", name, strerror(errno));
+		close(dfd);
+		return err;
+	}
+	while ((de = readdir(d))) {
+		struct stat sb;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (de->d_type != DT_DIR &&
+		    (de->d_type != DT_UNKNOWN ||
+		     fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(sb.st_mode)))
+			continue;
+		err = child_populated(dirfd, name, de->d_name, &populated);
+		if (err)
+			break;
+		if (populated) {
+			err = nsg_fail(EBUSY,
+				       "cgroup %s is shared: the cgroup %s/%.64s below it holds "
+				       "processes, which the container's policy would restrict too; "
+				       "give the container a cgroup of its own (shared-cgroups = allow "
+				       "in nsguard.conf accepts this)",
+				       name, name, de->d_name);
+			break;
+		}
+	}
+	closedir(d);
+	return err;
 }
 
 int cgroup_check_sole(const char *cgroup_root, const char *path, pid_t pid,

@@ -25,15 +25,13 @@ int cgroup_id_of_path(const char *cgroup_root, const char *path, __u64 *id_out);
 /* Open the cgroup directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC). */
 int cgroup_open(const char *cgroup_root, const char *path);
 
-/* Directories cgroup_check_sole visits at most (the cgroup and those below). */
-#define CGROUP_WALK_MAX 4096
 /*
  * A policy attached to a cgroup restricts every process in it and below it.
  * Refuse one that holds any process but pid (the container's init, at
- * createRuntime/prestart the only one it has): -EBUSY naming the cgroup and one
- * other process; -E2BIG past CGROUP_WALK_MAX directories.  cgroup_check_sole_at
- * walks an open directory (tests give it a tree of plain files); name is
- * for messages.
+ * createRuntime/prestart the only one it has), in its cgroup.procs or in a
+ * child whose cgroup.events says "populated 1": -EBUSY naming the cgroup and
+ * the other process (or the child).  cgroup_check_sole_at reads an open
+ * directory (tests give it a tree of plain files); name is for messages.
  */
 int cgroup_check_sole(const char *cgroup_root, const char *path, pid_t pid,
 		      const char *proc_root);

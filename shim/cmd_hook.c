@@ -18,7 +18,8 @@
 
 /*
  * Everything after policy resolution: failures here obey fail-mode, except
- * those the container's creator caused (*never_open): its cgroup layout.
+ * those the container's creator caused (*never_open): its cgroup layout (the
+ * root cgroup, a shared one).
  */
 static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 		      struct nsguard_policy *pol, bool *never_open)
@@ -33,14 +34,18 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	if (st->pid <= 0)
 		return nsg_fail(EINVAL, "the state of container %s has no pid", st->id);
 	err = cgroup_path_of_pid("/proc", st->pid, &path);
+	/* The root cgroup or a path with "..": where the bundle put it. */
+	if (err == -EPERM || err == -EINVAL)
+		*never_open = true;
 	if (err)
 		return err;
 	if (!cfg->shared_cgroups) {
+		/* A shared cgroup, or one the check cannot read: never opened either. */
 		err = cgroup_check_sole(CGROUP_ROOT, path, st->pid, "/proc");
-		if (err == -EBUSY || err == -E2BIG)
+		if (err) {
 			*never_open = true;
-		if (err)
 			return err;
+		}
 	}
 	err = userns_level_of_pid("/proc", st->pid, &level);
 	if (err)

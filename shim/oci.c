@@ -234,7 +234,9 @@ static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new
 		if (!cJSON_IsString(it) || !it->valuestring)
 			return nsg_fail(EINVAL, "%s: annotation \"%.64s\" is not a string", what,
 					it->string ? it->string : "");
-		if (oci_annotation_is_ours(it->string))
+		/* Count what will be added: the state wins over config.json. */
+		if (oci_annotation_is_ours(it->string) &&
+		    !(only_new && oci_annotation_get(st, it->string)))
 			n++;
 	}
 	if (n == 0)

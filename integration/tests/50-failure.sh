@@ -99,7 +99,12 @@ ct_case fail/config-json-over-1MiB-open crun_refuses big-config-open "*config.js
 case_lock_held() {
 	local holder rc=0
 	mkdir -p /run/nsguard
-	flock -o /run/nsguard/lock sleep 600 &
+	# The holder is $! itself (no child left behind holding our stdout).
+	(
+		exec 9>>/run/nsguard/lock
+		flock 9
+		exec sleep 600
+	) </dev/null >/dev/null 2>&1 &
 	holder=$!
 	for _ in $(seq 50); do
 		flock -n /run/nsguard/lock true || break
@@ -141,9 +146,14 @@ ct_case fail/id-251-bytes-refused-open case_id_251
 # refused, fail-mode open or not, and the host process keeps its freedom.
 case_shared_cgroup() {
 	local cg=$CT_CGFS/$CT_CGPARENT/shared-$S host rc=0
-	host=$(ct_spawn_in "$cg" sleep 600) || return 1
+	host=$(ct_spawn_ready "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
 	crun_refuses shared "*cgroup /$CT_CGPARENT/shared-$S is shared: it holds process $host (sleep)*" \
 		--cgpath "/$CT_CGPARENT/shared-$S" --conf "$OPEN_CONF" || rc=1
+	# Still the same process in the same cgroup, or the next check proves nothing.
+	if [ $rc = 0 ] && ! grep -qx "$host" "$cg/cgroup.procs" 2>/dev/null; then
+		CT_WHY="host process $host is no longer in $cg after the refusal"
+		rc=1
+	fi
 	if [ $rc = 0 ]; then
 		ct_run_in "$cg" "$NSG_USERNS" unshare
 		want_run "host process in that cgroup: nsg-userns unshare" 0 "unshare: ok" || rc=1
@@ -159,7 +169,7 @@ ct_case fail/shared-cgroup-refused case_shared_cgroup
 case_shared_cgroup_allowed() {
 	local cg=$CT_CGFS/$CT_CGPARENT/shared-ok-$S host rc=0 conf
 	conf=$(ct_conf shared-allow 'shared-cgroups = allow')
-	host=$(ct_spawn_in "$cg" sleep 600) || return 1
+	host=$(ct_spawn_ready "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
 	start_guarded "shared-ok-$S" --cgpath "/$CT_CGPARENT/shared-ok-$S" --conf "$conf" || rc=1
 	if [ $rc = 0 ]; then
 		ct_run_in "$cg" "$NSG_USERNS" unshare

@@ -314,6 +314,25 @@ ct_spawn_in() {
 	echo $!
 }
 
+# ct_spawn_ready CGDIR CMD...: ct_spawn_in, then wait (10 s at most) until the
+# process is listed in CGDIR/cgroup.procs and runs CMD (its comm), so that a
+# test never races its start; prints its pid.
+ct_spawn_ready() {
+	local cg=$1 pid comm
+	comm=${2##*/}
+	pid=$(ct_spawn_in "$@") || return 1
+	for _ in $(seq 100); do
+		if grep -qx "$pid" "$cg/cgroup.procs" 2>/dev/null &&
+			[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "${comm:0:15}" ]; then
+			echo "$pid"
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "ct_spawn_ready: $* did not start in $cg" >&2
+	return 1
+}
+
 # ct_run_in CGDIR CMD...: run CMD to completion inside cgroup CGDIR; CT_OUT/CT_RC.
 ct_run_in() {
 	local cg=$1

@@ -185,8 +185,8 @@ static void t_id_v1_hierarchy(void)
 	ASSERT_ERR(-EOPNOTSUPP, cgroup_id_of_path(CGROUP_ROOT, "/pids", &id));
 }
 
-/* A fake cgroup tree: directories with a cgroup.procs each. */
-static int fake_cg(const char *dir, const char *rel, const char *procs)
+/* A fake cgroup: a directory with cgroup.procs and cgroup.events. */
+static int fake_cg(const char *dir, const char *rel, const char *procs, bool populated)
 {
 	char path[512];
 	FILE *f;
@@ -199,6 +199,13 @@ static int fake_cg(const char *dir, const char *rel, const char *procs)
 	if (!f)
 		return -errno;
 	fputs(procs, f);
+	if (fclose(f) != 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%s/cgroup.events", dir, rel);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "populated %d\nfrozen 0\n", populated);
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
@@ -219,31 +226,26 @@ static void sole_case(const char *dir, pid_t pid, int want, const char *msg)
 static void t_sole(void)
 {
 	char dir[] = "/tmp/nsguard-test-cg.XXXXXX", cmd[64];
-	int i;
 
 	ASSERT_TRUE(mkdtemp(dir) != NULL);
 	/* Only the container's init: fine, also with empty children. */
-	ASSERT_OK(fake_cg(dir, ".", "42\n"));
-	ASSERT_OK(fake_cg(dir, "a", ""));
-	ASSERT_OK(fake_cg(dir, "a/b", ""));
+	ASSERT_OK(fake_cg(dir, ".", "42\n", true));
+	ASSERT_OK(fake_cg(dir, "a", "", false));
+	ASSERT_OK(fake_cg(dir, "a/b", "", false));
 	sole_case(dir, 42, 0, NULL);
 	/* Another process in the cgroup itself. */
-	ASSERT_OK(fake_cg(dir, ".", "42\n7\n"));
+	ASSERT_OK(fake_cg(dir, ".", "42\n7\n", true));
 	sole_case(dir, 42, -EBUSY, "cgroup /ct is shared: it holds process 7 (?) besides the container's 42");
-	/* ... or anywhere below it. */
-	ASSERT_OK(fake_cg(dir, ".", "42\n"));
-	ASSERT_OK(fake_cg(dir, "a/b", "9\n"));
-	sole_case(dir, 42, -EBUSY, "cgroup /ct/a/b is shared: it holds process 9");
 	/* Only the given pid counts as the container: 42 is "another" for 43. */
-	ASSERT_OK(fake_cg(dir, "a/b", "42\n"));
+	ASSERT_OK(fake_cg(dir, ".", "42\n", true));
 	sole_case(dir, 43, -EBUSY, "process 42");
-	/* A tree past the bound is refused rather than walked. */
-	ASSERT_OK(fake_cg(dir, "a/b", ""));
-	for (i = 0; i < CGROUP_WALK_MAX; i++) {
-		snprintf(cmd, sizeof(cmd), "a/%d", i);
-		ASSERT_OK(fake_cg(dir, cmd, ""));
-	}
-	sole_case(dir, 42, -E2BIG, "more than 4096 cgroups");
+	/* One outside our pid namespace is listed as 0: still another process. */
+	ASSERT_OK(fake_cg(dir, ".", "0\n42\n", true));
+	sole_case(dir, 42, -EBUSY, "a process outside nsguard's pid namespace");
+	/* Processes anywhere below: the child says populated. */
+	ASSERT_OK(fake_cg(dir, ".", "42\n", true));
+	ASSERT_OK(fake_cg(dir, "a", "", true));
+	sole_case(dir, 42, -EBUSY, "the cgroup /ct/a below it holds processes");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ASSERT_EQ(0, system(cmd));
 }

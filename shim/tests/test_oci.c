@@ -361,6 +361,25 @@ static void t_merge_too_many_ours(void)
 	oci_state_free(&st);
 }
 
+/* Keys the state already has are not added again, so they do not count. */
+static void t_merge_bound_counts_added(void)
+{
+	cleanup_free char *more = annotations_doc("nsguard.io/k", OCI_ANNOTATIONS_MAX - 2);
+	cleanup_free char *cfg = NULL;
+	struct oci_state st;
+
+	ASSERT_TRUE(more != NULL);
+	/* The state's two keys again, then 14 new ones: 16 in all. */
+	ASSERT_TRUE(asprintf(&cfg, "{\"annotations\":{\"nsguard.io/userns\":\"allow\","
+				   "\"nsguard.io/userns.errno\":\"EACCES\",%s",
+			     more + strlen("{\"annotations\":{")) > 0);
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
+	ASSERT_EQ(OCI_ANNOTATIONS_MAX, st.n_annotations);
+	ASSERT_STREQ("deny", oci_annotation_get(&st, "nsguard.io/userns"));
+	oci_state_free(&st);
+}
+
 struct merge_bad_row {
 	const char *name, *doc, *msg;
 };
@@ -497,6 +516,7 @@ void suite_oci(void)
 	TEST_CASE("oci", "merge-no-annotations", t_merge_no_annotations);
 	TEST_CASE("oci", "merge-many-foreign-annotations", t_merge_many_foreign);
 	TEST_CASE("oci", "merge-too-many-nsguard-annotations", t_merge_too_many_ours);
+	TEST_CASE("oci", "merge-bound-counts-added-keys", t_merge_bound_counts_added);
 	for (i = 0; i < ARRAY_SIZE(merge_bad); i++) {
 		snprintf(name, sizeof(name), "merge-reject-%s", merge_bad[i].name);
 		TEST_CASE("oci", name, check_merge_bad, &merge_bad[i]);
