@@ -143,18 +143,24 @@ ct_case fail/id-251-bytes-refused-open case_id_251
 # A cgroup that holds another process (here one of the host's, as with a
 # cgroupsPath naming a cgroup in use or crun --cgroup-manager=disabled): the
 # container's policy would restrict that process too, so the container is
-# refused, fail-mode open or not, and the host process keeps its freedom.
+# refused, fail-mode open or not, and nothing of nsguard is attached there.
 case_shared_cgroup() {
 	local cg=$CT_CGFS/$CT_CGPARENT/shared-$S host rc=0
+	local cgid
 	host=$(ct_spawn_ready "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	cgid=$(stat -c %i "$cg")
 	crun_refuses shared "*cgroup /$CT_CGPARENT/shared-$S is shared: it holds process $host (sleep)*" \
 		--cgpath "/$CT_CGPARENT/shared-$S" --conf "$OPEN_CONF" || rc=1
-	# Still the same process in the same cgroup, or the next check proves nothing.
-	if [ $rc = 0 ] && ! grep -qx "$host" "$cg/cgroup.procs" 2>/dev/null; then
-		CT_WHY="host process $host is no longer in $cg after the refusal"
+	# Nothing of nsguard on that cgroup.
+	if [ $rc = 0 ] && [ -e "$CT_PINS/links/$cgid" ]; then
+		CT_WHY="a link is pinned for the shared cgroup ($CT_PINS/links/$cgid)"
 		rc=1
 	fi
-	if [ $rc = 0 ]; then
+	# crun's clean-up of a failed start kills what is in the container's
+	# cgroup, the host process too; runc leaves it, and then it must still be
+	# free to create user namespaces.
+	if [ $rc = 0 ] && [ "$(stat -c %i "$cg" 2>/dev/null)" = "$cgid" ] &&
+		grep -qx "$host" "$cg/cgroup.procs" 2>/dev/null; then
 		ct_run_in "$cg" "$NSG_USERNS" unshare
 		want_run "host process in that cgroup: nsg-userns unshare" 0 "unshare: ok" || rc=1
 	fi
