@@ -84,9 +84,9 @@ include man/man.mk
 # not depend on each other run side by side, CHECK_JOBS at a time (one per core:
 # a guest under TCG keeps one core busy): first the host tests beside the kernel
 # build, then every guest boot and the selftests build (not at all, with one
-# FAIL line, when the kernel or the build failed: each part would retry them).  Each part's output is
-# printed when it ends, and its wall time goes to $(PHASES); the table closes
-# the run.  A part that fails does not stop the others.  .ci/run adds its own
+# FAIL line, when the kernel or the build failed: each part would retry them).
+# Each part's output is printed when it ends, and its wall time goes to
+# $(PHASES); the table closes the run.  A part that fails does not stop the others.  .ci/run adds its own
 # phases (CHECK_PHASES_EXTRA) and a budget in seconds (CHECK_BUDGET) to the table.
 CHECK_JOBS ?= $(shell nproc)
 CHECK_PHASES_EXTRA ?=

@@ -206,27 +206,40 @@ int cgroup_open(const char *cgroup_root, const char *path)
 	return open_checked(cgroup_root, path, &sb);
 }
 
+/* What every shared-cgroup refusal ends with: why, and what to do. */
+#define SHARED_ADVICE                                                                      \
+	"which the container's policy would restrict too; give the container a cgroup of " \
+	"its own (shared-cgroups = allow in nsguard.conf accepts this)"
+
+/* fopen of dirfd/rel for reading; NULL with errno set on failure. */
+static FILE *fopen_at(int dirfd, const char *rel)
+{
+	int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC), saved;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "r");
+	if (!f) {
+		saved = errno; /* close() must not hide why fdopen failed */
+		close(fd);
+		errno = saved;
+	}
+	return f;
+}
+
 /*
  * Whether dirfd's cgroup.procs lists a process other than pid; *other is its
  * pid, or 0 for one outside our pid namespace (the kernel lists those as 0).
  */
 static int other_proc(int dirfd, const char *name, pid_t pid, bool *found, long *other)
 {
-	int fd;
-	FILE *f;
+	cleanup_fclose FILE *f = fopen_at(dirfd, "cgroup.procs");
 	long v;
-	int err = 0;
 
 	*found = false;
-	fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!f)
 		return nsg_fail(errno, "open %s/cgroup.procs: %s", name, strerror(errno));
-	f = fdopen(fd, "r");
-	if (!f) {
-		err = nsg_fail(errno, "open %s/cgroup.procs: %s", name, strerror(errno));
-		close(fd);
-		return err;
-	}
 	while (fscanf(f, "%ld", &v) == 1) {
 		if (v != pid) {
 			*found = true;
@@ -235,49 +248,39 @@ static int other_proc(int dirfd, const char *name, pid_t pid, bool *found, long 
 		}
 	}
 	if (ferror(f))
-		err = nsg_fail(EIO, "read %s/cgroup.procs", name);
-	fclose(f);
-	return err;
+		return nsg_fail(EIO, "read %s/cgroup.procs", name);
+	return 0;
 }
 
 /* "populated 1" in <dirfd>/<child>/cgroup.events: processes in it or below. */
 static int child_populated(int dirfd, const char *name, const char *child, bool *populated)
 {
 	cleanup_free char *rel = NULL;
+	cleanup_fclose FILE *f = NULL;
 	char line[64];
-	int fd, err = 0;
-	FILE *f;
 
 	*populated = false;
 	if (asprintf(&rel, "%s/cgroup.events", child) < 0) {
 		rel = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
-	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	f = fopen_at(dirfd, rel);
+	if (!f) {
 		if (errno == ENOENT) /* removed meanwhile */
 			return 0;
 		return nsg_fail(errno, "open %s/%s: %s", name, rel, strerror(errno));
 	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		err = nsg_fail(errno, "open %s/%s: %s", name, rel, strerror(errno));
-		close(fd);
-		return err;
-	}
 	while (fgets(line, sizeof(line), f))
 		if (strcmp(line, "populated 1\n") == 0)
 			*populated = true;
-	fclose(f);
 	return 0;
 }
 
-/* comm is the process's own choice: keep it printable for the message. */
+/* The process's comm, or "?"; nsg_fail() makes it safe to print. */
 static void read_comm(const char *proc_root, long pid, char *comm, size_t len)
 {
 	cleanup_free char *path = NULL;
-	FILE *f;
-	size_t i;
+	cleanup_fclose FILE *f = NULL;
 
 	snprintf(comm, len, "?");
 	if (asprintf(&path, "%s/%ld/comm", proc_root, pid) < 0) {
@@ -285,15 +288,9 @@ static void read_comm(const char *proc_root, long pid, char *comm, size_t len)
 		return;
 	}
 	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (!fgets(comm, len, f))
+	if (!f || !fgets(comm, len, f))
 		snprintf(comm, len, "?");
-	fclose(f);
 	comm[strcspn(comm, "\n")] = '\0';
-	for (i = 0; comm[i]; i++)
-		if (comm[i] < 0x20 || comm[i] > 0x7e)
-			comm[i] = '?';
 }
 
 int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root)
@@ -310,9 +307,7 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
 	if (found && other == 0)
 		return nsg_fail(EBUSY,
 				"cgroup %s is shared: it holds a process outside nsguard's pid "
-				"namespace besides the container's %d, which the container's policy "
-				"would restrict too; give the container a cgroup of its own "
-				"(shared-cgroups = allow in nsguard.conf accepts this)",
+				"namespace besides the container's %d, " SHARED_ADVICE,
 				name, (int)pid);
 	if (found) {
 		char comm[32];
@@ -320,9 +315,7 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
 		read_comm(proc_root, other, comm, sizeof(comm));
 		return nsg_fail(EBUSY,
 				"cgroup %s is shared: it holds process %ld (%s) besides the "
-				"container's %d, which the container's policy would restrict too; "
-				"give the container a cgroup of its own (shared-cgroups = allow in "
-				"nsguard.conf accepts this)",
+				"container's %d, " SHARED_ADVICE,
 				name, other, comm, (int)pid);
 	}
 	/* At createRuntime/prestart nothing of the container is below its cgroup. */
@@ -350,9 +343,7 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
 		if (populated) {
 			err = nsg_fail(EBUSY,
 				       "cgroup %s is shared: the cgroup %s/%.64s below it holds "
-				       "processes, which the container's policy would restrict too; "
-				       "give the container a cgroup of its own (shared-cgroups = allow "
-				       "in nsguard.conf accepts this)",
+				       "processes, " SHARED_ADVICE,
 				       name, name, de->d_name);
 			break;
 		}

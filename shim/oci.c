@@ -210,6 +210,12 @@ bool oci_annotation_is_ours(const char *key)
 	return strncasecmp(key, ANNOTATION_PREFIX, sizeof(ANNOTATION_PREFIX) - 1) == 0;
 }
 
+/* Whether add_annotations copies key: ours, and (only_new) not in st yet. */
+static bool annotation_to_add(const struct oci_state *st, const char *key, bool only_new)
+{
+	return oci_annotation_is_ours(key) && !(only_new && oci_annotation_get(st, key));
+}
+
 /*
  * Append the nsguard.io/ members of obj (every member must be a string); with
  * only_new, keys already present are kept (the state wins over config.json).
@@ -234,9 +240,7 @@ static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new
 		if (!cJSON_IsString(it) || !it->valuestring)
 			return nsg_fail(EINVAL, "%s: annotation \"%.64s\" is not a string", what,
 					it->string ? it->string : "");
-		/* Count what will be added: the state wins over config.json. */
-		if (oci_annotation_is_ours(it->string) &&
-		    !(only_new && oci_annotation_get(st, it->string)))
+		if (annotation_to_add(st, it->string, only_new))
 			n++;
 	}
 	if (n == 0)
@@ -251,9 +255,7 @@ static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new
 	cJSON_ArrayForEach(it, obj) {
 		struct oci_annotation *a = &st->annotations[st->n_annotations];
 
-		if (!oci_annotation_is_ours(it->string))
-			continue;
-		if (only_new && oci_annotation_get(st, it->string))
+		if (!annotation_to_add(st, it->string, only_new))
 			continue;
 		a->key = strdup(it->string);
 		a->value = strdup(it->valuestring);
