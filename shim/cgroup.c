@@ -293,7 +293,8 @@ static void read_comm(const char *proc_root, long pid, char *comm, size_t len)
 	comm[strcspn(comm, "\n")] = '\0';
 }
 
-int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root)
+int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root,
+			 const char *through)
 {
 	struct dirent *de;
 	bool found, populated;
@@ -319,7 +320,8 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
 				name, other, comm, (int)pid);
 	}
 	/* At createRuntime/prestart nothing of the container is below its cgroup. */
-	dfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	/* A new open file description: a dup would share (and move) dirfd's offset. */
+	dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return nsg_fail(errno, "list %s: %s", name, strerror(errno));
 	d = fdopendir(dfd);
@@ -331,7 +333,8 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
 	while ((de = readdir(d))) {
 		struct stat sb;
 
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    (through && strcmp(de->d_name, through) == 0))
 			continue;
 		if (de->d_type != DT_DIR &&
 		    (de->d_type != DT_UNKNOWN ||
@@ -352,14 +355,48 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
 	return err;
 }
 
-int cgroup_check_sole(const char *cgroup_root, const char *path, pid_t pid,
+int cgroup_check_sole(const char *cgroup_root, const char *path, const char *init_path, pid_t pid,
 		      const char *proc_root)
 {
+	cleanup_free char *name = NULL, *next = NULL;
 	cleanup_close int fd = -1;
+	size_t n = strlen(path);
+	const char *rest;
 	struct stat sb;
+	int err = 0;
 
+	/* init_path is path or below it: check each level on the way down. */
+	if (strncmp(init_path, path, n) != 0 || (init_path[n] && init_path[n] != '/'))
+		return nsg_fail(EINVAL, "cgroup %.200s is not below %.200s", init_path, path);
+	rest = init_path + n;
 	fd = open_checked(cgroup_root, path, &sb);
 	if (fd < 0)
 		return fd;
-	return cgroup_check_sole_at(fd, path, pid, proc_root);
+	name = strdup(path);
+	if (!name)
+		return nsg_fail(ENOMEM, "out of memory");
+	for (;;) {
+		cleanup_close int child = -1;
+		char *longer;
+
+		while (*rest == '/')
+			rest++;
+		free(next);
+		next = *rest ? strndup(rest, strcspn(rest, "/")) : NULL;
+		if (*rest && !next)
+			return nsg_fail(ENOMEM, "out of memory");
+		err = cgroup_check_sole_at(fd, name, pid, proc_root, next);
+		if (err || !next)
+			return err;
+		child = openat(fd, next, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (child < 0)
+			return nsg_fail(errno, "open cgroup %s/%s: %s", name, next, strerror(errno));
+		if (asprintf(&longer, "%s/%s", name, next) < 0)
+			return nsg_fail(ENOMEM, "out of memory");
+		free(name);
+		name = longer;
+		close(fd);
+		fd = steal_fd(&child);
+		rest += strlen(next);
+	}
 }

@@ -28,13 +28,17 @@ int cgroup_open(const char *cgroup_root, const char *path);
 /*
  * A policy attached to a cgroup restricts every process in it and below it.
  * Refuse one that holds any process but pid (the container's init, at
- * createRuntime/prestart the only one it has), in its cgroup.procs or in a
- * child whose cgroup.events says "populated 1": -EBUSY naming the cgroup and
- * the other process (or the child).  cgroup_check_sole_at reads an open
- * directory (tests give it a tree of plain files); name is for messages.
+ * createRuntime/prestart the only one it has): -EBUSY naming the cgroup and
+ * the other process (or the child).  init_path is path or a cgroup below it;
+ * each level from path down to it may list only pid in cgroup.procs, and
+ * only the child on the way to init_path may say "populated 1" in its
+ * cgroup.events.  cgroup_check_sole_at checks one level of an open directory
+ * (tests give it a tree of plain files), skipping the child named through
+ * (NULL at init's own level); name is for messages.
  */
-int cgroup_check_sole(const char *cgroup_root, const char *path, pid_t pid,
+int cgroup_check_sole(const char *cgroup_root, const char *path, const char *init_path, pid_t pid,
 		      const char *proc_root);
-int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root);
+int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root,
+			 const char *through);
 
 #endif

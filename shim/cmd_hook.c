@@ -13,18 +13,20 @@
 #include "oci.h"
 #include "policy.h"
 #include "record.h"
+#include "scope.h"
 #include "userns.h"
 #include "util.h"
 
 /*
  * Everything after policy resolution: failures here obey fail-mode, except
  * those the container's creator caused (*never_open): its cgroup layout (the
- * root cgroup, a shared one).
+ * root cgroup, one its processes could leave, a shared one).
  */
 static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 		      struct nsguard_policy *pol, bool *never_open)
 {
-	cleanup_free char *path = NULL;
+	cleanup_free char *init_path = NULL, *path = NULL;
+	const char *how = "";
 	__u32 level = 0;
 	int err = 0;
 
@@ -33,15 +35,21 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 		return err;
 	if (st->pid <= 0)
 		return nsg_fail(EINVAL, "the state of container %s has no pid", st->id);
-	err = cgroup_path_of_pid("/proc", st->pid, &path);
+	err = cgroup_path_of_pid("/proc", st->pid, &init_path);
 	/* The root cgroup or a path with "..": where the bundle put it. */
+	if (err == -EPERM || err == -EINVAL)
+		*never_open = true;
+	if (err)
+		return err;
+	/* The whole subtree the container can reach, or a refusal. */
+	err = scope_resolve("/proc", CGROUP_ROOT, st, init_path, &path, &how);
 	if (err == -EPERM || err == -EINVAL)
 		*never_open = true;
 	if (err)
 		return err;
 	if (!cfg->shared_cgroups) {
 		/* A shared cgroup, or one the check cannot read: never opened either. */
-		err = cgroup_check_sole(CGROUP_ROOT, path, st->pid, "/proc");
+		err = cgroup_check_sole(CGROUP_ROOT, path, init_path, st->pid, "/proc");
 		if (err) {
 			*never_open = true;
 			return err;
@@ -54,8 +62,9 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	err = guard_container(st->id, path, pol);
 	if (err)
 		return err;
-	nsg_info("guarded container %s: cgroup %s, mode %s, max-depth %u, errno %s, base level %u",
-		 st->id, path, policy_mode_name(pol->mode), pol->max_depth,
+	nsg_info("guarded container %s: cgroup %s (%s), mode %s, max-depth %u, errno %s, "
+		 "base level %u",
+		 st->id, path, how, policy_mode_name(pol->mode), pol->max_depth,
 		 policy_errno_name(pol->err) ?: "?", pol->base_level);
 	return 0;
 }

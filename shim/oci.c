@@ -280,6 +280,12 @@ void oci_state_free(struct oci_state *st)
 		free(st->annotations[i].value);
 	}
 	free(st->annotations);
+	for (i = 0; i < st->n_mounts; i++) {
+		free(st->mounts[i].destination);
+		free(st->mounts[i].source);
+		free(st->mounts[i].type);
+	}
+	free(st->mounts);
 	free(st->oci_version);
 	free(st->id);
 	free(st->bundle);
@@ -365,6 +371,70 @@ int oci_state_read_fd(int fd, struct oci_state *out)
 	return oci_state_parse(buf, len, out);
 }
 
+/* options: the flags of one mount that change what the container sees. */
+static int mount_options(const cJSON *opts, struct oci_mount *m, const char *what, size_t i)
+{
+	const cJSON *o;
+
+	if (!opts || cJSON_IsNull(opts))
+		return 0;
+	if (!cJSON_IsArray(opts))
+		return nsg_fail(EINVAL, "%s: mounts[%zu].options is not an array", what, i);
+	cJSON_ArrayForEach(o, opts) {
+		if (!cJSON_IsString(o) || !o->valuestring)
+			return nsg_fail(EINVAL, "%s: mounts[%zu].options holds a non-string", what, i);
+		if (strcmp(o->valuestring, "ro") == 0)
+			m->ro = true;
+		else if (strcmp(o->valuestring, "rw") == 0)
+			m->ro = false;
+		else if (strcmp(o->valuestring, "rbind") == 0)
+			m->bind = m->rbind = true;
+		else if (strcmp(o->valuestring, "bind") == 0)
+			m->bind = true;
+	}
+	return 0;
+}
+
+static int add_mounts(struct oci_state *st, const cJSON *arr, const char *what)
+{
+	const cJSON *it;
+	size_t n, i = 0;
+	int err = 0;
+
+	if (!arr || cJSON_IsNull(arr))
+		return 0;
+	if (!cJSON_IsArray(arr))
+		return nsg_fail(EINVAL, "%s: \"mounts\" is not an array", what);
+	n = cJSON_GetArraySize(arr);
+	if (n > OCI_MOUNTS_MAX)
+		return nsg_fail(EINVAL, "%s: more than %d mounts", what, OCI_MOUNTS_MAX);
+	st->mounts = calloc(n ?: 1, sizeof(*st->mounts));
+	if (!st->mounts)
+		return nsg_fail(ENOMEM, "%s: out of memory", what);
+	cJSON_ArrayForEach(it, arr) {
+		struct oci_mount *m = &st->mounts[i];
+
+		if (!cJSON_IsObject(it))
+			return nsg_fail(EINVAL, "%s: mounts[%zu] is not an object", what, i);
+		st->n_mounts = ++i; /* freed with the state from here on */
+		err = check_duplicates(it, what, false);
+		if (!err)
+			err = get_string(it, "destination", true, what, &m->destination);
+		if (!err)
+			err = get_string(it, "source", false, what, &m->source);
+		if (!err)
+			err = get_string(it, "type", false, what, &m->type);
+		if (!err)
+			err = mount_options(cJSON_GetObjectItemCaseSensitive(it, "options"), m, what,
+					    i - 1);
+		if (err)
+			return err;
+		if (m->type && strcmp(m->type, "bind") == 0)
+			m->bind = true;
+	}
+	return 0;
+}
+
 static int merge_config(struct oci_state *st, const char *buf, size_t len, const char *what)
 {
 	cleanup_cjson cJSON *doc = NULL;
@@ -378,7 +448,11 @@ static int merge_config(struct oci_state *st, const char *buf, size_t len, const
 	err = check_duplicates(doc, what, false);
 	if (err < 0)
 		return err;
-	return add_annotations(st, cJSON_GetObjectItemCaseSensitive(doc, "annotations"), true, what);
+	err = add_annotations(st, cJSON_GetObjectItemCaseSensitive(doc, "annotations"), true, what);
+	if (err < 0)
+		return err;
+	st->have_config = true;
+	return add_mounts(st, cJSON_GetObjectItemCaseSensitive(doc, "mounts"), what);
 }
 
 int oci_state_merge_config(struct oci_state *st, const char *buf, size_t len)

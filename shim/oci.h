@@ -31,6 +31,17 @@ struct oci_annotation {
 	char *value;
 };
 
+/* One entry of config.json "mounts": what scope.c needs to judge it. */
+#define OCI_MOUNTS_MAX 1024
+struct oci_mount {
+	char *destination;
+	char *source; /* may be NULL */
+	char *type; /* may be NULL */
+	bool bind; /* type "bind" or a "bind"/"rbind" option */
+	bool rbind; /* submounts come along */
+	bool ro; /* the last of "ro"/"rw" in options was "ro" */
+};
+
 struct oci_state {
 	char *oci_version;
 	char *id;
@@ -39,6 +50,10 @@ struct oci_state {
 	char *status;
 	struct oci_annotation *annotations;
 	size_t n_annotations;
+	/* From <bundle>/config.json (oci_state_merge_bundle_annotations). */
+	bool have_config;
+	struct oci_mount *mounts;
+	size_t n_mounts;
 };
 
 /*
@@ -53,8 +68,9 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *out);
 int oci_state_read_fd(int fd, struct oci_state *out);
 /*
  * Add the nsguard.io/ annotations of <bundle>/config.json that the state does
- * not carry (the state wins key by key).  A missing config.json is not an
- * error; one over OCI_CONFIG_MAX is (-EFBIG).
+ * not carry (the state wins key by key), and read its "mounts" (at most
+ * OCI_MOUNTS_MAX; have_config tells whether there was a config.json).  A
+ * missing config.json is not an error; one over OCI_CONFIG_MAX is (-EFBIG).
  */
 int oci_state_merge_bundle_annotations(struct oci_state *st);
 /* Same, from a config.json document already in memory (for tests and fuzzing). */

@@ -19,6 +19,10 @@
  *   nsg-userns reexec         execve(/proc/self/exe, "unshare")
  *   nsg-userns cgroup-escape  mkdir a child of its own cgroup under
  *                             /sys/fs/cgroup, move itself there, unshare
+ *   nsg-userns move DIR CMD...  mkdir DIR (a cgroup directory) if missing,
+ *                             move itself into DIR/cgroup.procs, then run
+ *                             nsg-userns CMD... (a move anywhere the
+ *                             container can write, not just below its own)
  *   nsg-userns hold PATH      unshare(CLONE_NEWUSER) + maps, write its pid
  *                             to PATH, then sleep forever (a user namespace others can
  *                             setns into via /proc/PID/ns/user)
@@ -318,6 +322,22 @@ static int do_cgroup_escape(const char *cmd)
 	return result(cmd, rc, e, extra);
 }
 
+static int do_move(const char *cmd, const char *dir, char **rest)
+{
+	char procs[4200], pidbuf[32];
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return setup_fail(cmd, "mkdir", errno);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)getpid());
+	if (write_file(procs, pidbuf) < 0)
+		return setup_fail(cmd, "move", errno);
+	fflush(stdout);
+	rest[-1] = "nsg-userns";
+	execv("/proc/self/exe", rest - 1);
+	return setup_fail(cmd, "execv", errno);
+}
+
 static int do_hold(const char *cmd, const char *path)
 {
 	char tmp[4200], pidbuf[32];
@@ -345,7 +365,8 @@ static int do_hold(const char *cmd, const char *path)
 static int usage(void)
 {
 	fprintf(stderr, "usage: nsg-userns unshare|clone|clone3|level|reexec|cgroup-escape\n"
-			"       nsg-userns nest N | chain N | setns PATH | hold PATH\n");
+			"       nsg-userns nest N | chain N | setns PATH | hold PATH\n"
+			"       nsg-userns move DIR CMD...\n");
 	return 2;
 }
 
@@ -387,6 +408,8 @@ int main(int argc, char **argv)
 		return do_chain(cmd, n);
 	if (!strcmp(cmd, "setns") && argc == 3)
 		return do_setns(cmd, argv[2]);
+	if (!strcmp(cmd, "move") && argc >= 4)
+		return do_move(cmd, argv[2], argv + 3);
 	if (!strcmp(cmd, "hold") && argc == 3)
 		return do_hold(cmd, argv[2]);
 	return usage();

@@ -274,8 +274,10 @@ out=$("$NSG" gc 2>&1)
 if [ -z "$out" ] && [ -e /run/nsguard/containers/audit.json ]; then ok gc-keeps-live; else ko gc-keeps-live "$out"; fi
 
 # The OCI hook path: createRuntime attaches from the state, poststop detaches.
-# Not through incg: $! must be the process that joins the cgroup.
-sh -c 'echo $$ >"$0/cgroup.procs" && exec sleep 60' "$T/hookcg" &
+# Not through incg: $! must be the process that joins the cgroup.  Like a
+# container's init, it has a cgroup and mount namespace of its own (as the
+# host's root in the host's, nsguard would refuse it: it could leave).
+sh -c 'echo $$ >"$0/cgroup.procs" && exec unshare -C -m sleep 60' "$T/hookcg" &
 victim=$!
 sleep 0.3
 state='{"ociVersion":"1.0.2","id":"hooked","pid":'$victim',"status":"created","bundle":"/nonexistent","annotations":{"nsguard.io/userns":"deny","nsguard.io/userns.errno":"ENOSPC"}}'

@@ -40,6 +40,69 @@ case_cg_control() {
 }
 ct_case escape/child-cgroup-control case_cg_control
 
+# --- the container's whole cgroup subtree is guarded, not init's leaf.  crun's
+# run.oci.delegate-cgroup puts init in a child of the container's cgroup (the
+# layout of crun's systemd driver, whose default subgroup is "container"), the
+# cgroup namespace root stays the container's cgroup, and with a writable
+# cgroupfs the container can move itself to a sibling of init's cgroup.  runc
+# ignores the annotation: init sits at the root, the same moves stay below it.
+case_delegate() {
+	local id=escape-deleg-$S p cg
+	start_guarded "$id" --errno EACCES --allcaps --cgroup-rw \
+		--ann run.oci.delegate-cgroup=container || return 1
+	for p in unshare clone clone3; do
+		ct_exec "$id" nsg-userns move "/sys/fs/cgroup/out-$p" "$p"
+		want_run "moved next to init's cgroup, $p" 1 "$p: fail errno=EACCES" || return 1
+	done
+	want_eq "status counts" "$(ct_counts "$id")" "allowed=0 denied=3 audited=0" || return 1
+	cg=$(ct_status_json | "$JQ" -r --arg id "$id" '.containers[] | select(.id == $id) | .cgroup')
+	want_eq "guarded cgroup" "$cg" "/$CT_CGPARENT/$id"
+}
+ct_case escape/delegate-cgroup case_delegate
+
+# layout_refused NAME GLOB DIR [BUNDLE OPTIONS]: a cgroup layout the container
+# could leave is refused at start, whatever fail-mode says.  Its command is the
+# escape itself (move to cgroup DIR, then unshare): if it does start, the
+# failure shows whether it got out.
+layout_refused() {
+	local id=$1-$S glob=$2 dir=$3
+	shift 3
+	ct_bundle "$id" --errno EACCES --conf "$(ct_conf open 'fail-mode = open')" "$@" \
+		-- nsg-userns move "$dir" unshare || return 1
+	ct_run "$id"
+	[ "$CT_RC" != 0 ] || { CT_WHY="$CRUN run exited 0: $(ct_tail)"; return 1; }
+	[[ $CT_OUT != *"unshare: "* ]] || { CT_WHY="the container ran: $(ct_tail)"; return 1; }
+	want_run "$CRUN output" "$CT_RC" "*nsguard: $glob" || return 1
+	ct_gone "$id" ""
+}
+# The host's cgroup namespace and the host's root (no user namespace): a
+# writable cgroupfs shows every cgroup, and nothing bounds a move.
+ct_case escape/host-cgroupns-host-root-refused layout_refused hostns-root \
+	"*runs as the host's root*" "/sys/fs/cgroup/$CT_CGPARENT/escaped-$S" \
+	--host-cgroupns --cgroup-rw --allcaps
+# The host's cgroup namespace, a user namespace, and a parent cgroup delegated
+# to the container's root: it could move itself into a sibling.
+case_delegated_parent() {
+	local p=$CT_CGFS/$CT_CGPARENT/deleg-$S rc=0 m
+	mkdir -p "$p" && chown 100000:100000 "$p" "$p/cgroup.procs" ||
+		{ CT_WHY="cannot delegate $p"; return 1; }
+	m='{"destination": "/tmp/cg", "type": "bind", "source": "'$p'", "options": ["rbind", "rw"]}'
+	layout_refused deleg-parent "*cgroup /$CT_CGPARENT/deleg-$S above the container's is delegated*" \
+		/tmp/cg/out --userns --host-cgroupns --cgpath "/$CT_CGPARENT/deleg-$S/ct" --mount "$m" || rc=1
+	rmdir "$p/out" "$p/ct" "$p" 2>/dev/null
+	return $rc
+}
+ct_case escape/host-cgroupns-delegated-parent-refused case_delegated_parent
+# Control: the host's cgroup namespace with a user namespace and nothing
+# delegated above the container's cgroup is guarded as before.
+case_hostns_userns() {
+	local id=escape-hostns-userns-$S
+	start_guarded "$id" --errno EACCES --userns --host-cgroupns || return 1
+	ct_exec "$id" nsg-userns unshare
+	escape_refused "$id" "nsg-userns unshare" "unshare: fail errno=EACCES"
+}
+ct_case escape/host-cgroupns-userns-guarded case_hostns_userns
+
 ct_case escape/reexec escape_case escape-reexec "nsg-userns reexec" "unshare: fail errno=EACCES"
 ct_case escape/fork-chain-16 escape_case escape-chain "nsg-userns chain 16" "chain: fail pid=* errno=EACCES"
 ct_case escape/clone3-allcaps escape_case escape-clone3 "nsg-userns clone3" "clone3: fail errno=EACCES" --allcaps

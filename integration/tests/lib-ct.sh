@@ -139,7 +139,9 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #   --userns                           own user namespace, 0 -> 100000 (65536)
 #   --allcaps                          every capability in every set
 #   --uid N                            run the process as uid/gid N
-#   --cgroup-rw                        cgroup namespace + /sys/fs/cgroup rw
+#   --cgroup-rw                        /sys/fs/cgroup rw
+#   --host-cgroupns                    no cgroup namespace of its own
+#   --mount JSON                       one more entry for "mounts" (repeatable)
 #   --cgpath PATH                      cgroupsPath (default /$CT_CGPARENT/ID)
 #   --no-hooks                         no nsguard hooks at all
 #   --hook-bin PATH                    hook program (default $NSGUARD)
@@ -148,7 +150,7 @@ ct_bundle() {
 	local id=$1
 	shift
 	local conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1
-	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0
+	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0 cgns=1 mounts=
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--mode) anns+=("nsguard.io/userns=$2"); shift 2 ;;
@@ -160,6 +162,8 @@ ct_bundle() {
 		--allcaps) caps=("${CT_ALL_CAPS[@]}"); shift ;;
 		--uid) uid=$2; shift 2 ;;
 		--cgroup-rw) cgrw=1; shift ;;
+		--host-cgroupns) cgns=0; shift ;;
+		--mount) mounts+=",$2"; shift 2 ;;
 		--cgpath) cgpath=$2; shift 2 ;;
 		--no-hooks) hooks=0; shift ;;
 		--hook-bin) hookbin=$2; shift 2 ;;
@@ -181,10 +185,9 @@ ct_bundle() {
 		annjson+="${annjson:+,}$k:$v"
 	done
 	nsjson='{"type":"pid"},{"type":"mount"},{"type":"ipc"},{"type":"uts"},{"type":"network"}'
-	if [ $cgrw = 1 ]; then
-		nsjson+=',{"type":"cgroup"}'
-		cgopt=rw
-	fi
+	# A cgroup namespace, as runc, crun and podman give one on cgroup v2.
+	[ $cgns = 1 ] && nsjson+=',{"type":"cgroup"}'
+	[ $cgrw = 1 ] && cgopt=rw
 	if [ $userns = 1 ]; then
 		nsjson+=',{"type":"user"}'
 		mapjson='"uidMappings":[{"containerID":0,"hostID":100000,"size":65536}],'
@@ -224,7 +227,7 @@ ct_bundle() {
   {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
   {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=1777"]},
   {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
-  {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "relatime", "$cgopt"]}
+  {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "relatime", "$cgopt"]}$mounts
  ],
  "linux": {
   $mapjson
@@ -312,6 +315,16 @@ ct_spawn_in() {
 	setsid sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" \
 		</dev/null >/dev/null 2>&1 &
 	echo $!
+}
+
+# ct_spawn_init CGDIR CMD...: ct_spawn_in for a stand-in of a container's
+# init, with a cgroup and mount namespace of its own as runtimes give one
+# (the host's root in the host's namespaces could leave any cgroup, and
+# nsguard refuses it); prints its pid.
+ct_spawn_init() {
+	local cg=$1
+	shift
+	ct_spawn_in "$cg" unshare -C -m "$@"
 }
 
 # ct_spawn_ready CGDIR CMD...: ct_spawn_in, then wait (10 s at most) until the

@@ -106,6 +106,7 @@ void suite_oci(void);
 void suite_config(void);
 void suite_policy(void);
 void suite_cgroup(void);
+void suite_scope(void);
 void suite_record(void);
 
 #endif

@@ -215,9 +215,9 @@ static void sole_case(const char *dir, pid_t pid, int want, const char *msg)
 
 	ASSERT_TRUE(fd >= 0);
 	if (want)
-		ASSERT_ERR(want, cgroup_check_sole_at(fd, "/ct", pid, "/nonexistent"));
+		ASSERT_ERR(want, cgroup_check_sole_at(fd, "/ct", pid, "/nonexistent", NULL));
 	else
-		ASSERT_OK(cgroup_check_sole_at(fd, "/ct", pid, "/nonexistent"));
+		ASSERT_OK(cgroup_check_sole_at(fd, "/ct", pid, "/nonexistent", NULL));
 	if (msg)
 		ASSERT_MSG(msg);
 	close(fd);

@@ -316,6 +316,41 @@ static void t_merge_no_annotations(void)
 	oci_state_free(&st);
 }
 
+/* The mounts scope.c judges: bind, rbind, ro/rw (the last one wins). */
+static void t_merge_mounts(void)
+{
+	static const char cfg[] =
+		"{\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
+		"{\"destination\":\"/a\",\"type\":\"bind\",\"source\":\"/x\",\"options\":[\"ro\",\"rw\"]},"
+		"{\"destination\":\"/b\",\"source\":\"/y\",\"options\":[\"rbind\",\"rw\",\"ro\"]},"
+		"{\"destination\":\"/c\",\"type\":\"none\",\"source\":\"/z\",\"options\":[\"bind\"]}]}";
+	static const char *bad[] = {
+		"{\"mounts\":{}}",
+		"{\"mounts\":[1]}",
+		"{\"mounts\":[{\"type\":\"bind\"}]}",
+		"{\"mounts\":[{\"destination\":\"/a\",\"options\":\"ro\"}]}",
+		"{\"mounts\":[{\"destination\":\"/a\",\"options\":[1]}]}",
+		"{\"mounts\":[{\"destination\":\"/a\",\"destination\":\"/b\"}]}",
+	};
+	struct oci_state st;
+
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
+	ASSERT_TRUE(st.have_config);
+	ASSERT_EQ(4, st.n_mounts);
+	ASSERT_TRUE(!st.mounts[0].bind && !st.mounts[0].ro);
+	ASSERT_STREQ("/x", st.mounts[1].source);
+	ASSERT_TRUE(st.mounts[1].bind && !st.mounts[1].rbind && !st.mounts[1].ro);
+	ASSERT_TRUE(st.mounts[2].bind && st.mounts[2].rbind && st.mounts[2].ro);
+	ASSERT_TRUE(st.mounts[3].bind && !st.mounts[3].rbind);
+	oci_state_free(&st);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+		ASSERT_ERR(-EINVAL, oci_state_merge_config(&st, bad[i], strlen(bad[i])));
+		oci_state_free(&st);
+	}
+}
+
 /* "{"annotations":{"k0":"v","k1":"v",...}}" with n keys named PREFIX<i>. */
 static char *annotations_doc(const char *prefix, size_t n)
 {
@@ -514,6 +549,7 @@ void suite_oci(void)
 	TEST_CASE("oci", "read-fd-bad-fd", t_read_bad_fd);
 	TEST_CASE("oci", "merge-state-wins", t_merge_state_wins);
 	TEST_CASE("oci", "merge-no-annotations", t_merge_no_annotations);
+	TEST_CASE("oci", "merge-mounts", t_merge_mounts);
 	TEST_CASE("oci", "merge-many-foreign-annotations", t_merge_many_foreign);
 	TEST_CASE("oci", "merge-too-many-nsguard-annotations", t_merge_too_many_ours);
 	TEST_CASE("oci", "merge-bound-counts-added-keys", t_merge_bound_counts_added);

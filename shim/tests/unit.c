@@ -113,7 +113,8 @@ static const struct {
 	void (*fn)(void);
 } suites[] = {
 	{ "log", suite_log },	    { "oci", suite_oci },	{ "config", suite_config },
-	{ "policy", suite_policy }, { "cgroup", suite_cgroup }, { "record", suite_record },
+	{ "policy", suite_policy }, { "cgroup", suite_cgroup }, { "scope", suite_scope },
+	{ "record", suite_record },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Which cgroup to guard for a container: what its processes can reach. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <sys/vfs.h>
+#include <linux/magic.h>
+
+#include "log.h"
+#include "scope.h"
+#include "util.h"
+
+/* What a refusal ends with: the layout nsguard can guard. */
+#define SCOPE_ADVICE                                                                       \
+	"its processes could move out of the cgroup nsguard would guard; give the container " \
+	"a cgroup namespace of its own (linux.namespaces \"cgroup\")"
+
+int scope_strip(const char *init_path, const char *rel, char **root_out)
+{
+	size_t n = strlen(init_path), r;
+
+	*root_out = NULL;
+	if (strcmp(rel, "/..") == 0 || strncmp(rel, "/../", 4) == 0)
+		return nsg_fail(EPERM,
+				"the container's init sits in cgroup %.200s, outside its own cgroup "
+				"namespace (%.200s from there)",
+				init_path, rel);
+	if (rel[0] != '/')
+		return nsg_fail(EINVAL, "cgroup namespace path \"%.200s\" is not absolute", rel);
+	r = strcmp(rel, "/") == 0 ? 0 : strlen(rel);
+	/* rel must be init_path's tail, starting at a component boundary. */
+	if (r > n || (r && strcmp(init_path + n - r, rel) != 0))
+		return nsg_fail(EINVAL,
+				"cgroup %.200s does not end in %.200s, the path its cgroup namespace "
+				"shows",
+				init_path, rel);
+	if (n - r == 0 || (n - r == 1 && init_path[0] == '/'))
+		return nsg_fail(EPERM,
+				"the container's cgroup namespace is rooted at the root cgroup; "
+				"nsguard only guards a container's own cgroup");
+	*root_out = strndup(init_path, n - r);
+	return *root_out ? 0 : nsg_fail(ENOMEM, "out of memory");
+}
+
+int scope_maps_host_root(const char *uid_map, bool *mapped)
+{
+	cleanup_fclose FILE *f = fopen(uid_map, "re");
+	unsigned long long inside, outside, count;
+
+	*mapped = false;
+	if (!f)
+		return nsg_fail(errno, "open %s: %s", uid_map, strerror(errno));
+	while (fscanf(f, "%llu %llu %llu", &inside, &outside, &count) == 3)
+		if (outside == 0 && count > 0)
+			*mapped = true;
+	return 0;
+}
+
+int scope_ancestors_closed(const char *cgroup_root, const char *path)
+{
+	cleanup_free char *dir = strdup(path);
+	char *slash;
+
+	if (!dir)
+		return nsg_fail(ENOMEM, "out of memory");
+	while ((slash = strrchr(dir, '/'))) {
+		cleanup_free char *procs = NULL;
+		struct stat sb;
+
+		*slash = '\0'; /* the parent; "" is the root cgroup */
+		if (asprintf(&procs, "%s%s/cgroup.procs", cgroup_root, dir) < 0) {
+			procs = NULL;
+			return nsg_fail(ENOMEM, "out of memory");
+		}
+		if (stat(procs, &sb) < 0)
+			return nsg_fail(errno, "stat %s: %s", procs, strerror(errno));
+		if (sb.st_uid != 0 || (sb.st_mode & 022))
+			return nsg_fail(EPERM,
+					"cgroup %.200s above the container's is delegated (its "
+					"cgroup.procs is owned by uid %u, mode %03o), and the "
+					"container's cgroup namespace does not fence it in: " SCOPE_ADVICE,
+					dir[0] ? dir : "/", (unsigned int)sb.st_uid,
+					(unsigned int)(sb.st_mode & 0777));
+	}
+	return 0;
+}
+
+/* Whether a cgroup2 file system is mounted at dir or anywhere below it. */
+static int cgroup2_below(const char *mountinfo, const char *dir, bool *found)
+{
+	cleanup_fclose FILE *f = fopen(mountinfo, "re");
+	cleanup_free char *line = NULL;
+	size_t cap = 0, n = strlen(dir);
+
+	*found = false;
+	if (!f)
+		return nsg_fail(errno, "open %s: %s", mountinfo, strerror(errno));
+	/* "36 25 0:30 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw" */
+	while (!*found && getline(&line, &cap, f) > 0) {
+		char mnt[4096];
+		const char *sep = strstr(line, " - ");
+
+		if (!sep || strncmp(sep, " - cgroup2 ", 11) != 0 ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		*found = strcmp(dir, "/") == 0 ||
+			 (strncmp(mnt, dir, n) == 0 && (mnt[n] == '/' || mnt[n] == '\0'));
+	}
+	return 0;
+}
+
+int scope_exposing_mount(const struct oci_mount *mounts, size_t n, const char *mountinfo,
+			 const struct oci_mount **out)
+{
+	*out = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct oci_mount *m = &mounts[i];
+		cleanup_free char *src = NULL;
+		struct statfs sfs;
+		bool below = false;
+		int err;
+
+		/* A cgroup mount in the container's own cgroup namespace shows
+		 * only its subtree; read-only mounts cannot move anything. */
+		if (m->ro || !m->bind || !m->source)
+			continue;
+		/* The runtime resolves the source on the host, as we do here. */
+		src = realpath(m->source, NULL);
+		if (!src)
+			continue; /* the runtime cannot mount it either */
+		if (statfs(src, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC) {
+			*out = m;
+			return 0;
+		}
+		if (!m->rbind)
+			continue;
+		err = cgroup2_below(mountinfo, src, &below);
+		if (err)
+			return err;
+		if (below) {
+			*out = m;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static int ns_path(const char *proc_root, const char *pid, const char *ns, char **out)
+{
+	if (asprintf(out, "%s/%s/ns/%s", proc_root, pid, ns) < 0) {
+		*out = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Whether pid shares namespace ns (cgroup, user) with this process. */
+static int same_ns(const char *proc_root, pid_t pid, const char *ns, bool *same)
+{
+	cleanup_free char *mine = NULL, *theirs = NULL;
+	char pidbuf[16];
+	struct stat a, b;
+	int err = 0;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	err = ns_path(proc_root, "self", ns, &mine);
+	if (!err)
+		err = ns_path(proc_root, pidbuf, ns, &theirs);
+	if (err)
+		return err;
+	if (stat(mine, &a) < 0)
+		return nsg_fail(errno, "stat %s: %s", mine, strerror(errno));
+	if (stat(theirs, &b) < 0)
+		return nsg_fail(errno == ENOENT ? ESRCH : errno, "stat %s: %s", theirs,
+				strerror(errno));
+	*same = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return 0;
+}
+
+/*
+ * The path of pid's cgroup as its own cgroup namespace shows it: a child
+ * joins that namespace and reads /proc/PID/cgroup, which the kernel renders
+ * relative to the reader's namespace root.
+ */
+static int ns_relative_path(const char *proc_root, pid_t pid, char **rel_out)
+{
+	cleanup_free char *nsfile = NULL, *cgfile = NULL;
+	cleanup_close int nsfd = -1;
+	char buf[4096 + 16], *line, *end;
+	int p[2], status, err = 0;
+	ssize_t n, got = 0;
+	pid_t child;
+
+	*rel_out = NULL;
+	if (asprintf(&nsfile, "%s/%d/ns/cgroup", proc_root, (int)pid) < 0 ||
+	    asprintf(&cgfile, "%s/%d/cgroup", proc_root, (int)pid) < 0)
+		return nsg_fail(ENOMEM, "out of memory");
+	nsfd = open(nsfile, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0)
+		return nsg_fail(errno == ENOENT ? ESRCH : errno, "open %s: %s", nsfile,
+				strerror(errno));
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return nsg_fail(errno, "pipe: %s", strerror(errno));
+	child = fork();
+	if (child < 0) {
+		err = nsg_fail(errno, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	if (child == 0) {
+		/* Only async-signal-safe calls: the child reports an errno byte
+		 * or the file's contents, nothing else. */
+		int fd;
+
+		close(p[0]);
+		if (setns(nsfd, CLONE_NEWCGROUP) < 0 ||
+		    (fd = open(cgfile, O_RDONLY | O_CLOEXEC)) < 0) {
+			unsigned char e = (unsigned char)errno;
+
+			(void)!write(p[1], "E", 1);
+			(void)!write(p[1], &e, 1);
+			_exit(1);
+		}
+		(void)!write(p[1], "P", 1);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			if (write(p[1], buf, n) != n)
+				_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	while (got < (ssize_t)sizeof(buf) - 1 && (n = read(p[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += n;
+	close(p[0]);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	buf[got] = '\0';
+	if (got >= 2 && buf[0] == 'E')
+		return nsg_fail((unsigned char)buf[1],
+				"cannot read the cgroup of pid %d inside its cgroup namespace: %s",
+				(int)pid, strerror((unsigned char)buf[1]));
+	if (got < 1 || buf[0] != 'P')
+		return nsg_fail(EIO, "reading the cgroup of pid %d inside its cgroup namespace failed",
+				(int)pid);
+	for (line = buf + 1; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (strncmp(line, "0::", 3) == 0) {
+			*rel_out = strdup(line + 3);
+			return *rel_out ? 0 : nsg_fail(ENOMEM, "out of memory");
+		}
+	}
+	return nsg_fail(ESRCH, "pid %d has exited (no cgroup v2 line in its namespace)", (int)pid);
+}
+
+/* Whether the container can pass DAC checks on root-owned files. */
+static int runs_as_host_root(const char *proc_root, pid_t pid, bool *host_root)
+{
+	cleanup_free char *map = NULL;
+	bool same = false;
+	int err = same_ns(proc_root, pid, "user", &same);
+
+	if (err)
+		return err;
+	if (same) {
+		*host_root = true;
+		return 0;
+	}
+	if (asprintf(&map, "%s/%d/uid_map", proc_root, (int)pid) < 0) {
+		map = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	return scope_maps_host_root(map, host_root);
+}
+
+int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
+		  const char *init_path, char **target_out, const char **how)
+{
+	cleanup_free char *rel = NULL, *root = NULL, *mountinfo = NULL;
+	const struct oci_mount *m = NULL;
+	bool same_cg = false, same_mnt = false, host_root = false;
+	int err = 0;
+
+	*target_out = NULL;
+	err = same_ns(proc_root, st->pid, "cgroup", &same_cg);
+	if (err)
+		return err;
+	if (same_cg) {
+		root = strdup(init_path);
+		if (!root)
+			return nsg_fail(ENOMEM, "out of memory");
+		*how = "init's cgroup, host cgroup namespace";
+	} else {
+		err = ns_relative_path(proc_root, st->pid, &rel);
+		if (!err)
+			err = scope_strip(init_path, rel, &root);
+		if (err)
+			return err;
+		*how = "its cgroup namespace root";
+	}
+	err = runs_as_host_root(proc_root, st->pid, &host_root);
+	if (err)
+		return err;
+	if (!host_root) {
+		/* Its root passes no DAC check on root's files: only a cgroup
+		 * delegated above it would let it out. */
+		err = scope_ancestors_closed(cgroup_root, root);
+		if (err)
+			return err;
+		*target_out = steal_pointer(&root);
+		return 0;
+	}
+	/*
+	 * The host's root passes DAC checks on every cgroup.procs it can
+	 * reach.  nsdelegate would fence a cgroup namespace, but any cgroup2
+	 * mount from the host's cgroup namespace clears it node-wide, so the
+	 * container must not see the host's hierarchy at all.
+	 */
+	if (same_cg)
+		return nsg_fail(EPERM,
+				"the container shares the host's cgroup namespace and runs as the "
+				"host's root (no user namespace, or one that maps uid 0): " SCOPE_ADVICE);
+	err = same_ns(proc_root, st->pid, "mnt", &same_mnt);
+	if (err)
+		return err;
+	if (same_mnt)
+		return nsg_fail(EPERM,
+				"the container shares the host's mount namespace, so it sees the host's "
+				"cgroup hierarchy, and runs as the host's root: its processes could "
+				"move out of the cgroup nsguard would guard; give it a mount namespace");
+	if (asprintf(&mountinfo, "%s/self/mountinfo", proc_root) < 0) {
+		mountinfo = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	err = scope_exposing_mount(st->mounts, st->n_mounts, mountinfo, &m);
+	if (err)
+		return err;
+	if (m)
+		return nsg_fail(EPERM,
+				"the container's mount of %.200s at %.200s shows the host's cgroup "
+				"hierarchy read-write, and it runs as the host's root: its processes "
+				"could move out of the cgroup nsguard would guard; mount it read-only "
+				"or not at all",
+				m->source, m->destination);
+	*target_out = steal_pointer(&root);
+	return 0;
+}

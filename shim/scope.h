@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Which cgroup to guard for a container: all that its processes can reach by
+ * moving themselves between cgroups, never a leaf below that.
+ */
+#ifndef NSGUARD_SCOPE_H
+#define NSGUARD_SCOPE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "oci.h"
+
+/*
+ * The cgroup to guard for the container of st (its pid, and the mounts of its
+ * config.json); init_path is init's cgroup (cgroup_path_of_pid).
+ * - Its own cgroup namespace: the namespace root, which is all the container
+ *   sees (crun's run.oci.delegate-cgroup and systemd's subgroup put init
+ *   below it).  The host's cgroup namespace: init's cgroup.
+ * - A move between cgroups needs write access to cgroup.procs above both.
+ *   In a user namespace that does not map host uid 0, the container's root
+ *   has that only where a cgroup above is delegated: refused if one is.
+ *   As the host's root (no user namespace, or one mapping uid 0) it has it
+ *   wherever it can see, so it must not see the host's hierarchy: refused
+ *   in the host's cgroup or mount namespace, or with a read-write bind
+ *   mount of a cgroup2 file system (or an rbind holding one).  nsdelegate
+ *   is not relied on: any cgroup2 mount made in the host's cgroup
+ *   namespace, by any runtime for any container, clears it node-wide.
+ * Refusals are -EPERM with one line saying why.  *target_out is a path like
+ * init_path; *how says which rule chose it.  proc_root and cgroup_root are
+ * "/proc" and CGROUP_ROOT except in tests.
+ */
+int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
+		  const char *init_path, char **target_out, const char **how);
+
+/* Parts, for tests. */
+
+/*
+ * init_path minus the path its cgroup namespace shows (rel, "/" or "/a/b"):
+ * the namespace root.  -EPERM if rel leaves the namespace ("/.." first) or
+ * the root would be the cgroup root; -EINVAL if rel is not init_path's tail.
+ */
+int scope_strip(const char *init_path, const char *rel, char **root_out);
+/* Whether a uid_map ("inside outside count" lines) maps host uid 0. */
+int scope_maps_host_root(const char *uid_map, bool *mapped);
+/*
+ * Each cgroup above path, the root included, has a cgroup.procs owned by
+ * uid 0 and not group/other writable; -EPERM naming the first that is not.
+ */
+int scope_ancestors_closed(const char *cgroup_root, const char *path);
+/*
+ * The first read-write bind mount whose source is on cgroup2, or an rbind
+ * with a cgroup2 mount at or below its source (per mountinfo); *out NULL if
+ * none.  Sources are resolved on this host, as the runtime resolves them.
+ */
+int scope_exposing_mount(const struct oci_mount *mounts, size_t n, const char *mountinfo,
+			 const struct oci_mount **out);
+
+#endif
