@@ -326,10 +326,58 @@ static int attach_fail(int err)
 	return nsg_fail(-err, "attaching the program to the cgroup failed: %s", strerror(-err));
 }
 
+#ifdef NSGUARD_FAULT_INJECTION
+/*
+ * Test builds only (build/nsguard-fault): NSGUARD_FAULT=NAME makes step NAME
+ * fail with -EIO instead of running: `fault("x") ?: step()`.
+ */
+static int fault(const char *name)
+{
+	const char *f = getenv("NSGUARD_FAULT");
+
+	return f && strcmp(f, name) == 0 ? -EIO : 0;
+}
+#else
+#define fault(name) 0
+#endif
+
+/*
+ * Cgroup storage outlives a detach: the kernel frees it with the cgroup, and
+ * a new attachment to the same cgroup picks it up again.  Before a new link,
+ * set what is left to the all-zero deny (and zero counts), so the new
+ * attachment denies until its policy is written, also if that write fails.
+ * -ENOENT (never attached, nothing left) is the usual case.
+ */
+static int reset_storage(struct guard *g, __u64 cgroup_id)
+{
+	const struct nsguard_policy deny = { 0 };
+	cleanup_free void *zeros = NULL;
+	int ncpu = libbpf_num_possible_cpus(), err;
+
+	err = fault("reset") ?: bpf_map_update_elem(g->policies_fd, &cgroup_id, &deny, BPF_EXIST);
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return nsg_fail(-err, "resetting the policy left from an earlier attach of cgroup "
+				      "%llu failed: %s; not attaching",
+				(unsigned long long)cgroup_id, strerror(-err));
+	if (ncpu <= 0)
+		return nsg_fail(ncpu < 0 ? -ncpu : EINVAL, "cannot count the possible CPUs");
+	zeros = calloc(ncpu, ROUND8(sizeof(struct nsguard_counters)));
+	if (!zeros)
+		return nsg_fail(ENOMEM, "out of memory");
+	err = bpf_map_update_elem(g->counters_fd, &cgroup_id, zeros, BPF_EXIST);
+	if (err && err != -ENOENT)
+		return nsg_fail(-err, "resetting the counters of cgroup %llu failed: %s",
+				(unsigned long long)cgroup_id, strerror(-err));
+	return 0;
+}
+
 int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
 		 char **link_pin_out)
 {
 	struct nsguard_policy p = *pol;
+	bool fresh = false; /* this call attached: the storage reads deny */
 	char path[128];
 	int err = 0, link = -1;
 
@@ -342,6 +390,9 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 		err = mkdir_p(NSGUARD_PIN_LINKS, 0700);
 		if (err)
 			return nsg_fail(-err, "cannot create %s: %s", NSGUARD_PIN_LINKS, strerror(-err));
+		err = reset_storage(g, cgroup_id);
+		if (err)
+			return err;
 		link = bpf_link_create(g->prog_fd, cgroup_fd, BPF_LSM_CGROUP, NULL);
 		if (link < 0)
 			return attach_fail(link);
@@ -350,14 +401,21 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 		/* EEXIST: a concurrent attach of the same cgroup won; use its link. */
 		if (err && err != -EEXIST)
 			return nsg_fail(-err, "cannot pin the link at %s: %s", path, strerror(-err));
+		fresh = !err;
 	}
 	/* Until this lands the storage reads all-zero, which denies. */
 	p.cgroup_id = cgroup_id;
-	err = bpf_map_update_elem(g->policies_fd, &cgroup_id, &p, BPF_EXIST);
+	err = fault("policy-write") ?: bpf_map_update_elem(g->policies_fd, &cgroup_id, &p, BPF_EXIST);
 	if (err) {
-		nsg_fail(-err, "writing the policy of cgroup %llu failed: %s; the cgroup stays "
-			       "guarded with deny until detached",
-			 (unsigned long long)cgroup_id, strerror(-err));
+		/* A new link reads deny (reset_storage); a rewrite keeps the old policy. */
+		if (fresh)
+			nsg_fail(-err, "writing the policy of cgroup %llu failed: %s; the cgroup "
+				       "stays guarded with deny until detached",
+				 (unsigned long long)cgroup_id, strerror(-err));
+		else
+			nsg_fail(-err, "writing the policy of cgroup %llu failed: %s; its earlier "
+				       "policy stays in force",
+				 (unsigned long long)cgroup_id, strerror(-err));
 		return err;
 	}
 	if (link_pin_out) {

@@ -18,6 +18,16 @@ $(BUILD)/obj/%.o: shim/%.c | $(BUILD)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -MMD -MP -c $< -o $@
 
+# A test build that can fail chosen steps (NSGUARD_FAULT=NAME, guard.c): the
+# guest tests show what a failure there leaves.  Never installed.
+$(BUILD)/nsguard-fault: $$(filter-out $(BUILD)/obj/guard.o,$$(SHIM_OBJS)) $(BUILD)/obj/guard-fault.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SHIM_LIBS)
+
+$(BUILD)/obj/guard-fault.o: shim/guard.c $(BUILD)/nsguard.skel.h | $(BUILD)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -DNSGUARD_FAULT_INJECTION -MMD -MP -c $< -o $@
+
 # The skeleton is generated: make it before anything that includes it.
 $(BUILD)/obj/guard.o: $(BUILD)/nsguard.skel.h
 $(BUILD)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'

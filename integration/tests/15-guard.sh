@@ -9,6 +9,7 @@ set -u
 in_guest
 
 NSG=$NSGUARD
+NSGUARD_FAULT_BIN=${NSGUARD_FAULT_BIN:-$(dirname "$NSG")/nsguard-fault}
 CG=/sys/fs/cgroup
 T=$CG/smoke
 failed=0
@@ -325,6 +326,39 @@ if echo "$rootstate" | "$NSG" hook createRuntime --config /nonexistent.conf 2>/d
 else
 	ok missing-explicit-config
 fi
+
+# Re-attach: the kernel frees a cgroup's storage with the cgroup, not at
+# detach, so a new attachment finds what the last one wrote.  It must start
+# at deny with zero counts, and stay at deny when writing its policy fails
+# (build/nsguard-fault fails that write on request).
+mkdir -p "$T/reattach"
+attach --cgroup "$T/reattach" --mode allow --id reattach || ko reattach-setup "attach allow"
+expect reattach-first-allow ok reattach
+"$NSG" detach --id reattach >/dev/null || ko reattach-setup "detach"
+out=$(NSGUARD_FAULT=policy-write "$NSGUARD_FAULT_BIN" attach --cgroup "$T/reattach" --mode allow \
+	--id reattach 2>&1)
+rc=$?
+if [ $rc = 1 ] && echo "$out" | grep -q 'stays guarded with deny until detached'; then
+	ok reattach-failed-write-message
+else
+	ko reattach-failed-write-message "exit $rc: $out"
+fi
+expect reattach-failed-write-denies EPERM reattach
+"$NSG" detach --cgroup "$T/reattach" >/dev/null || ko reattach-setup "detach the bare link"
+# If what is left cannot be reset to deny, nothing is attached.
+out=$(NSGUARD_FAULT=reset "$NSGUARD_FAULT_BIN" attach --cgroup "$T/reattach" --mode deny \
+	--id reattach 2>&1)
+rc=$?
+if [ $rc = 1 ] && echo "$out" | grep -q 'not attaching' &&
+	[ ! -e "/sys/fs/bpf/nsguard/links/$(stat -c %i "$T/reattach")" ]; then
+	ok reattach-reset-failed-not-attached
+else
+	ko reattach-reset-failed-not-attached "exit $rc: $out"
+fi
+attach --cgroup "$T/reattach" --mode deny --id reattach || ko reattach-setup "attach deny"
+got=$(counter reattach allowed)/$(counter reattach denied)
+if [ "$got" = 0/0 ]; then ok reattach-counts-start-at-zero; else ko reattach-counts-start-at-zero "allowed/denied $got"; fi
+"$NSG" detach --id reattach >/dev/null
 
 "$NSG" detach --id audit >/dev/null
 "$NSG" detach --id allow >/dev/null
