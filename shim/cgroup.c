@@ -400,3 +400,40 @@ int cgroup_check_sole(const char *cgroup_root, const char *path, const char *ini
 		rest += strlen(next);
 	}
 }
+
+#ifndef FILEID_KERNFS
+#define FILEID_KERNFS 0xfe
+#endif
+
+bool cgroup_id_alive(const char *cgroup_root, __u64 id)
+{
+	struct {
+		struct file_handle fh;
+		__u64 id;
+	} h = { .fh = { .handle_bytes = sizeof(__u64), .handle_type = FILEID_KERNFS } };
+	cleanup_close int root = -1;
+	int fd;
+
+	root = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return true; /* cannot tell: keep it */
+	memcpy(h.fh.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(root, &h.fh, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return errno != ESTALE && errno != ENOENT;
+}
+
+int cgroup_populated(const char *cgroup_root, const char *path, bool *populated)
+{
+	cleanup_close int fd = -1;
+	struct stat sb;
+
+	*populated = false;
+	fd = open_checked(cgroup_root, path, &sb);
+	if (fd < 0)
+		return fd;
+	return child_populated(fd, path, ".", populated);
+}

@@ -3,6 +3,7 @@
 #ifndef NSGUARD_CGROUP_H
 #define NSGUARD_CGROUP_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include <sys/types.h>
 
@@ -40,5 +41,13 @@ int cgroup_check_sole(const char *cgroup_root, const char *path, const char *ini
 		      const char *proc_root);
 int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root,
 			 const char *through);
+
+/*
+ * Whether a cgroup with this id exists (cgroupfs file handles are cgroup
+ * ids); true when it cannot tell, so that callers keep what they have.
+ */
+bool cgroup_id_alive(const char *cgroup_root, __u64 id);
+/* "populated 1" in path's cgroup.events: processes in it or below. */
+int cgroup_populated(const char *cgroup_root, const char *path, bool *populated);
 
 #endif

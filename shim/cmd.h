@@ -39,15 +39,6 @@ int cmd_require_privileges(void);
 struct nsguard_config;
 int cmd_load_config(struct cmd_ctx *ctx, struct nsguard_config *cfg);
 
-/*
- * Guard one cgroup (path relative to the cgroup2 root, starting with '/')
- * for container id: refuse a cgroup already guarded for another id, load or
- * reuse the program, attach, write the policy and the record.
- */
-int guard_container(const char *id, const char *cgroup_path, struct nsguard_policy *pol);
-/* Detach and forget the container of a record id; -ENOENT if unknown. */
-int unguard_container(const char *id);
-
 /* Parse a decimal __u64 / int in [min, max]; 0 or -EINVAL. */
 int parse_u64(const char *s, unsigned long long *out);
 int parse_uint(const char *s, unsigned int max, unsigned int *out);

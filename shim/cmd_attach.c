@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* attach / detach: guard a cgroup by hand, and the code the hook shares. */
+/* attach / detach: guard a cgroup by hand, or stop guarding one. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -9,94 +9,12 @@
 #include "cgroup.h"
 #include "cmd.h"
 #include "config.h"
+#include "container.h"
 #include "guard.h"
 #include "log.h"
 #include "policy.h"
 #include "record.h"
 #include "util.h"
-
-int guard_container(const char *id, const char *cgroup_path, struct nsguard_policy *pol)
-{
-	struct nsguard_record rec = { 0 }, other = { 0 }, old = { 0 };
-	struct guard g = GUARD_INIT;
-	cleanup_close int cgfd = -1;
-	char *link_pin = NULL;
-	bool had_link, had_old = false;
-	__u64 cgid = 0;
-	int err = 0;
-
-	err = cgroup_id_of_path(CGROUP_ROOT, cgroup_path, &cgid);
-	if (err)
-		return err;
-	/* One guard per cgroup: another container's record owns it. */
-	err = record_find_cgroup(NSGUARD_RECORD_DIR, cgid, &other);
-	if (err == 0 && strcmp(other.id, id) != 0) {
-		err = nsg_fail(EBUSY, "cgroup %s is already guarded for container %s; detach it first",
-			       cgroup_path, other.id);
-		record_free(&other);
-		return err;
-	}
-	if (err == 0)
-		record_free(&other);
-	else if (err != -ENOENT)
-		return err;
-	/* The same id on another cgroup (re-created container): move the guard. */
-	err = record_read(NSGUARD_RECORD_DIR, id, &old);
-	if (err == 0)
-		had_old = old.cgroup_id != cgid;
-	else if (err != -ENOENT)
-		return err;
-
-	cgfd = cgroup_open(CGROUP_ROOT, cgroup_path);
-	if (cgfd < 0) {
-		err = cgfd;
-		goto out;
-	}
-	err = guard_open(&g, true);
-	if (err)
-		goto out;
-	had_link = guard_link_pinned(cgid);
-	pol->cgroup_id = cgid;
-	err = guard_attach(&g, cgfd, cgid, pol, &link_pin);
-	if (err)
-		goto out;
-
-	rec.id = (char *)id;
-	rec.cgroup_path = (char *)cgroup_path;
-	rec.cgroup_id = cgid;
-	rec.link_pin = link_pin;
-	rec.policy = *pol;
-	err = record_write(NSGUARD_RECORD_DIR, &rec);
-	if (err) {
-		/* Without a record nothing would ever detach it. */
-		if (!had_link)
-			guard_detach(cgid);
-		nsg_fail_context(err, "writing the record of container %s", id);
-		goto out;
-	}
-	if (had_old)
-		guard_detach(old.cgroup_id);
-out:
-	free(link_pin);
-	guard_close(&g);
-	record_free(&old);
-	return err;
-}
-
-int unguard_container(const char *id)
-{
-	struct nsguard_record rec = { 0 };
-	int err = 0;
-
-	err = record_read(NSGUARD_RECORD_DIR, id, &rec);
-	if (err)
-		return err;
-	err = guard_detach(rec.cgroup_id);
-	if (!err)
-		err = record_remove(NSGUARD_RECORD_DIR, id);
-	record_free(&rec);
-	return err;
-}
 
 /*
  * --cgroup PATH: relative to /sys/fs/cgroup, or absolute under it.  Returns
@@ -215,7 +133,7 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		id = defid;
 	}
-	err = guard_container(id, path, &pol);
+	err = container_guard(id, 0, path, &pol);
 	if (err)
 		return nsg_fail_context(err, "attach %s", path);
 	printf("attached %s to cgroup %s (id %llu): mode %s, max-depth %u, errno %s, base-level %u\n",
@@ -278,7 +196,7 @@ int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 
 	if (id) {
-		err = unguard_container(id);
+		err = container_unguard(id, true);
 		if (err == -ENOENT)
 			return nsg_fail(ENOENT, "detach: no container %s is guarded (no %s/%s.json)",
 					id, NSGUARD_RECORD_DIR, id);
@@ -322,7 +240,7 @@ int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv)
 	} else {
 		return err;
 	}
-	err = unguard_container(f.id);
+	err = container_unguard(f.id, true);
 	if (!err)
 		printf("detached %s (cgroup %s)\n", f.id, path);
 	else

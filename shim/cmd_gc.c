@@ -13,10 +13,6 @@
 #include "record.h"
 #include "util.h"
 
-#ifndef FILEID_KERNFS
-#define FILEID_KERNFS 0xfe
-#endif
-
 struct gc {
 	__u64 *kept; /* cgroup ids of the records that stay */
 	size_t n_kept;
@@ -53,28 +49,6 @@ static int gc_record(const struct nsguard_record *rec, void *data)
 	return 0;
 }
 
-/* Is a cgroup with this id alive?  cgroupfs file handles are the cgroup id. */
-static bool cgroup_id_alive(__u64 id)
-{
-	struct {
-		struct file_handle fh;
-		__u64 id;
-	} h = { .fh = { .handle_bytes = sizeof(__u64), .handle_type = FILEID_KERNFS } };
-	cleanup_close int root = -1;
-	int fd;
-
-	root = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return true; /* cannot tell: keep it */
-	memcpy(h.fh.f_handle, &id, sizeof(id));
-	fd = open_by_handle_at(root, &h.fh, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
-		return true;
-	}
-	return errno != ESTALE && errno != ENOENT;
-}
-
 static int gc_links(struct gc *gc)
 {
 	DIR *d = opendir(NSGUARD_PIN_LINKS);
@@ -92,7 +66,7 @@ static int gc_links(struct gc *gc)
 		kept = false;
 		for (size_t i = 0; i < gc->n_kept && !kept; i++)
 			kept = gc->kept[i] == id;
-		if (kept || cgroup_id_alive(id))
+		if (kept || cgroup_id_alive(CGROUP_ROOT, id))
 			continue;
 		err = guard_detach(id);
 		if (err) {
@@ -109,11 +83,16 @@ static int gc_links(struct gc *gc)
 int cmd_gc(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct gc gc = { 0 };
+	cleanup_close int lock = -1;
 	int err = 0;
 
 	if (argc > 1)
 		return cmd_usage("gc: unexpected argument '%s'", argv[1]);
 	err = cmd_require_privileges();
+	if (err)
+		return err;
+	/* Not while a hook checks, attaches and records. */
+	err = guard_lock(&lock);
 	if (err)
 		return err;
 	err = record_foreach(NSGUARD_RECORD_DIR, gc_record, &gc);

@@ -8,6 +8,7 @@
 #include "cgroup.h"
 #include "cmd.h"
 #include "config.h"
+#include "container.h"
 #include "guard.h"
 #include "log.h"
 #include "oci.h"
@@ -59,7 +60,7 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	if (err)
 		return err;
 	pol->base_level = level;
-	err = guard_container(st->id, path, pol);
+	err = container_guard(st->id, st->pid, path, pol);
 	if (err)
 		return err;
 	nsg_info("guarded container %s: cgroup %s (%s), mode %s, max-depth %u, errno %s, "
@@ -103,9 +104,12 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st)
 
 static int hook_poststop(struct oci_state *st)
 {
-	int err = unguard_container(st->id);
+	int err = container_unguard(st->id, false);
 
-	/* Unknown id, gone cgroup, missing pin: nothing left to undo. */
+	/*
+	 * Unknown id, gone cgroup, missing pin: nothing left to undo.  Another
+	 * instance's guard (a re-used id) is left, with a warning.
+	 */
 	if (err && err != -ENOENT)
 		nsg_warn("warning: poststop of container %s: %s", st->id, nsg_last_error());
 	return 0;

@@ -256,9 +256,27 @@ static int lock_bounded(int fd, const char *path)
 	}
 }
 
-int guard_open(struct guard *g, bool load)
+int guard_lock(int *fd_out)
 {
 	cleanup_close int lock = -1;
+	int err = 0;
+
+	*fd_out = -1;
+	err = mkdir_p(NSGUARD_RUN_DIR, 0755);
+	if (err)
+		return nsg_fail(-err, "cannot create %s: %s", NSGUARD_RUN_DIR, strerror(-err));
+	lock = open(NSGUARD_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0)
+		return nsg_fail(errno, "cannot open %s: %s", NSGUARD_LOCK_FILE, strerror(errno));
+	err = lock_bounded(lock, NSGUARD_LOCK_FILE);
+	if (err)
+		return err;
+	*fd_out = steal_fd(&lock);
+	return 0;
+}
+
+int guard_open(struct guard *g, bool load)
+{
 	int err = 0;
 
 	guard_init(g);
@@ -277,16 +295,7 @@ int guard_open(struct guard *g, bool load)
 	err = guard_lsm_check(NULL, 0);
 	if (err)
 		return err;
-	err = mkdir_p(NSGUARD_RUN_DIR, 0755);
-	if (err)
-		return nsg_fail(-err, "cannot create %s: %s", NSGUARD_RUN_DIR, strerror(-err));
-	lock = open(NSGUARD_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock < 0)
-		return nsg_fail(errno, "cannot open %s: %s", NSGUARD_LOCK_FILE, strerror(errno));
-	err = lock_bounded(lock, NSGUARD_LOCK_FILE);
-	if (err)
-		return err;
-
+	/* The caller holds guard_lock(): two hooks never load twice. */
 	if (access(NSGUARD_PIN_PROG, F_OK) == 0)
 		return open_pins(g);
 	return load_and_pin(g);

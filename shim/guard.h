@@ -32,10 +32,15 @@ struct guard {
 #define NSGUARD_LOCK_WAIT_SECS 20
 
 /*
- * Open the pinned objects.  With load, load and pin them first if they are not
- * pinned yet (serialised with flock on NSGUARD_LOCK_FILE, so two hooks never
- * load twice; -ETIMEDOUT after NSGUARD_LOCK_WAIT_SECS).  Without load, -ENOENT
- * if nothing is pinned.
+ * Take the flock on NSGUARD_LOCK_FILE, which serialises every change to pins
+ * and records (load, attach + record write, poststop, gc); -ETIMEDOUT after
+ * NSGUARD_LOCK_WAIT_SECS.  *fd_out holds it until closed.
+ */
+int guard_lock(int *fd_out);
+/*
+ * Open the pinned objects.  With load (the caller holds guard_lock), load and
+ * pin them first if they are not pinned yet.  Without load, -ENOENT if
+ * nothing is pinned.
  */
 int guard_open(struct guard *g, bool load);
 void guard_close(struct guard *g);

@@ -3,11 +3,14 @@
  * Per-container records, /run/nsguard/containers/<id>.json:
  *   {"version":1,"id":"web","cgroup":"/a/b","cgroup_id":"1234",
  *    "link_pin":"/sys/fs/bpf/nsguard/links/1234",
+ *    "pid":4321,"start_time":"5678",
  *    "policy":{"mode":"allow","max_depth":2,"base_level":0,"errno":1,
  *              "cgroup_id":"1234"}}
  * 64-bit ids are decimal strings: a JSON number is a double and would round
- * ids above 2^53.  Writes are atomic (temp file, fsync, rename, fsync dir)
- * so a crash never leaves a half record for poststop or gc to trip over.
+ * ids above 2^53.  "pid" and "start_time" (the container's init, which
+ * poststop looks for) are left out when unknown (nsguard attach).  Writes are
+ * atomic (temp file, fsync, rename, fsync dir) so a crash never leaves a half
+ * record for poststop or gc to trip over.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -97,6 +100,7 @@ static cJSON *record_to_json(const struct nsguard_record *rec)
 {
 	cleanup_free char *cg_id = u64_str(rec->cgroup_id);
 	cleanup_free char *pol_id = u64_str(rec->policy.cgroup_id);
+	cleanup_free char *start = NULL;
 	cleanup_cjson cJSON *doc = cJSON_CreateObject();
 	cJSON *pol;
 
@@ -109,6 +113,10 @@ static cJSON *record_to_json(const struct nsguard_record *rec)
 		return NULL;
 	if (!(rec->link_pin ? cJSON_AddStringToObject(doc, "link_pin", rec->link_pin)
 			    : cJSON_AddNullToObject(doc, "link_pin")))
+		return NULL;
+	if (rec->pid && (!cJSON_AddNumberToObject(doc, "pid", rec->pid) ||
+			 !(start = u64_str(rec->start_time)) ||
+			 !cJSON_AddStringToObject(doc, "start_time", start)))
 		return NULL;
 	pol = cJSON_AddObjectToObject(doc, "policy");
 	if (!pol || !cJSON_AddStringToObject(pol, "mode", policy_mode_name(rec->policy.mode)) ||
@@ -263,6 +271,10 @@ static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
 	    (err = get_u32(pol, "errno", &rec->policy.err)) < 0 ||
 	    (err = get_u64(pol, "cgroup_id", &rec->policy.cgroup_id)) < 0)
 		return err < 0 ? err : -EINVAL;
+	if (cJSON_GetObjectItemCaseSensitive(doc, "pid") &&
+	    ((err = get_u32(doc, "pid", &rec->pid)) < 0 || rec->pid == 0 || rec->pid > INT32_MAX ||
+	     (err = get_u64(doc, "start_time", &rec->start_time)) < 0))
+		return -EINVAL;
 	return 0;
 }
 
@@ -408,6 +420,8 @@ static int find_cb(const struct nsguard_record *rec, void *data)
 	ctx->out->cgroup_path = strdup(rec->cgroup_path);
 	ctx->out->link_pin = rec->link_pin ? strdup(rec->link_pin) : NULL;
 	ctx->out->cgroup_id = rec->cgroup_id;
+	ctx->out->pid = rec->pid;
+	ctx->out->start_time = rec->start_time;
 	ctx->out->policy = rec->policy;
 	if (!ctx->out->id || !ctx->out->cgroup_path || (rec->link_pin && !ctx->out->link_pin)) {
 		record_free(ctx->out);

@@ -11,6 +11,8 @@ struct nsguard_record {
 	char *cgroup_path; /* relative to the cgroup2 root, starting with '/' */
 	__u64 cgroup_id;
 	char *link_pin; /* bpffs path of the pinned link */
+	__u32 pid; /* the container's init when guarded by the hook; 0 if unknown */
+	__u64 start_time; /* its start time (clock ticks since boot): pid reuse */
 	struct nsguard_policy policy;
 };
 

@@ -235,7 +235,9 @@ static int ns_relative_path(const char *proc_root, pid_t pid, char **rel_out)
 		_exit(0);
 	}
 	close(p[1]);
-	while (got < (ssize_t)sizeof(buf) - 1 && (n = read(p[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+	/* One line on cgroup v2 (a few on a hybrid host): far below a pipe's size. */
+	while (got < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(p[0], buf + got, sizeof(buf) - 1 - got)) > 0)
 		got += n;
 	close(p[0]);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)

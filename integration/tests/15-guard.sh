@@ -284,6 +284,15 @@ sleep 0.3
 state='{"ociVersion":"1.0.2","id":"hooked","pid":'$victim',"status":"created","bundle":"/nonexistent","annotations":{"nsguard.io/userns":"deny","nsguard.io/userns.errno":"ENOSPC"}}'
 if echo "$state" | "$NSG" hook createRuntime; then ok hook-create; else ko hook-create "exit $?"; fi
 expect hook-denies ENOSPC hookcg
+# Runtimes run poststop once the container's processes are gone; while its
+# init runs, a poststop for the id is another instance's and changes nothing.
+if echo "$state" | "$NSG" hook poststop 2>/dev/null && [ -e /run/nsguard/containers/hooked.json ]; then
+	ok hook-poststop-while-init-runs
+else
+	ko hook-poststop-while-init-runs "poststop removed the record of a running init"
+fi
+kill $victim 2>/dev/null
+wait $victim 2>/dev/null
 if echo "$state" | "$NSG" hook poststop && [ ! -e /run/nsguard/containers/hooked.json ]; then
 	ok hook-poststop
 else
@@ -300,8 +309,6 @@ bad='{"ociVersion":"1.0.2","id":"typo","pid":'$victim',"status":"created","bundl
 echo "$bad" | "$NSG" hook createRuntime 2>/dev/null
 rc=$?
 if [ $rc = 1 ]; then ok hook-bad-annotation; else ko hook-bad-annotation "exit $rc, wanted 1"; fi
-kill $victim 2>/dev/null
-wait $victim 2>/dev/null
 # fail-mode: a process in the root cgroup cannot be guarded.  Where the
 # container sits is the bundle's choice (cgroupsPath "/"), so fail-mode open
 # does not open it (50-failure.sh's open-pid-exited shows what it does open).

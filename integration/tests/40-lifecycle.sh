@@ -65,6 +65,60 @@ case_rehook() {
 }
 ct_case lifecycle/rehook-same-id case_rehook
 
+# --- ids are the container creator's to choose.  A second container that
+# takes a guarded id, under another runtime root and in its own cgroup, is
+# refused, and neither its start nor a poststop for that id while the
+# guarded instance runs unguards the first.
+case_same_id() {
+	local id=life-dup-$S root2=/run/nsg-dup-$S pid rc=0
+	start_guarded "$id" --errno EACCES || return 1
+	pid=$(ct_pid "$id")
+	ct_bundle "$id" --errno EACCES --cgpath "/$CT_CGPARENT/$id-b" -- sleep 600 || return 1
+	CT_OUT=$(timeout "$CT_TIMEOUT" "$CRUN" --root "$root2" run --detach --bundle "$CT_WORK/b/$id" \
+		"$id" </dev/null 2>&1)
+	CT_RC=$?
+	if [ "$CT_RC" = 0 ]; then
+		CT_WHY="the second container with id $id started"
+		rc=1
+	else
+		want_run "second start" "$CT_RC" "*nsguard: container $id: the id is already guarding cgroup /$CT_CGPARENT/$id,*" || rc=1
+	fi
+	"$CRUN" --root "$root2" delete -f "$id" >/dev/null 2>&1
+	rm -rf "$root2"
+	[ $rc = 0 ] || return 1
+	ct_exec "$id" nsg-userns unshare
+	want_run "first container after the second one's start and removal" 1 \
+		"unshare: fail errno=EACCES" || return 1
+	# A poststop for the id while the guarded instance runs, as runtimes
+	# send it (no pid): another instance's, or a late one.
+	ct_hook poststop '{"ociVersion":"1.0.2","id":"'"$id"'","status":"stopped","bundle":"/nonexistent"}' \
+		--config "$CT_CONF"
+	want_run "poststop while the guarded init ($pid) runs" 0 \
+		"*nsguard: warning: *init (pid $pid) is still running*" || return 1
+	ct_exec "$id" nsg-userns unshare
+	want_run "first container after that poststop" 1 "unshare: fail errno=EACCES" || return 1
+	want_eq "status" "$(ct_status "$id")" "mode=deny max_depth=0 errno=EACCES base_level=0 attached=true"
+}
+ct_case lifecycle/same-id-other-instance case_same_id
+
+# --- gc takes the lock the hooks take, so it never judges a record that a
+# hook is writing.
+case_gc_lock() {
+	local holder t0 t1
+	flock "$CT_LOCK" sleep 2 &
+	holder=$!
+	sleep 0.3
+	t0=$(date +%s%N)
+	CT_OUT=$("$NSGUARD" gc 2>&1)
+	CT_RC=$?
+	t1=$(date +%s%N)
+	wait "$holder"
+	want_eq "gc exit" "$CT_RC" 0 || { CT_WHY+=" ($CT_OUT)"; return 1; }
+	[ $(((t1 - t0) / 1000000)) -ge 1000 ] ||
+		{ CT_WHY="gc returned after $(((t1 - t0) / 1000000)) ms while the lock was held"; return 1; }
+}
+ct_case lifecycle/gc-waits-for-the-lock case_gc_lock
+
 # --- gc: an unclean stop (no poststop) leaves a record and a pin on a removed
 # cgroup; gc removes exactly those, and keeps a live container's.
 case_gc() {

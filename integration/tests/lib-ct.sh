@@ -28,6 +28,7 @@ CT_CONF=$CT_WORK/default.conf            # comments only: built-in defaults
 CT_MONLOG=$CT_WORK/monitor.jsonl
 CT_PINS=/sys/fs/bpf/nsguard
 CT_RECORDS=/run/nsguard/containers
+CT_LOCK=/run/nsguard/lock
 CT_TIMEOUT=${CT_TIMEOUT:-60}
 CT_SUFFIX=${CT_SUFFIX:-$$}               # keeps ids unique across scripts
 CT_MON_PID=

@@ -38,6 +38,8 @@ static struct nsguard_record sample(const char *id, __u64 cgid)
 		.cgroup_path = (char *)"/machine.slice/libpod-x.scope/container",
 		.cgroup_id = cgid,
 		.link_pin = (char *)"/sys/fs/bpf/nsguard/links/1234",
+		.pid = 4321,
+		.start_time = 0x8000000000000007ull,
 		.policy = { .mode = NSGUARD_MODE_AUDIT, .max_depth = 3, .base_level = 2,
 			    .err = 28, .cgroup_id = cgid },
 	};
@@ -78,6 +80,8 @@ static void t_roundtrip(void)
 	ASSERT_EQ(in.policy.base_level, out.policy.base_level);
 	ASSERT_EQ(in.policy.err, out.policy.err);
 	ASSERT_EQ_U64(in.policy.cgroup_id, out.policy.cgroup_id);
+	ASSERT_EQ(in.pid, out.pid);
+	ASSERT_EQ_U64(in.start_time, out.start_time);
 	record_free(&out);
 	ASSERT_TRUE(out.id == NULL);
 	ASSERT_EQ(0, count_entries(recdir, true));
@@ -88,11 +92,14 @@ static void t_roundtrip_extremes(void)
 	struct nsguard_record in = sample("x", ~0ull), out;
 
 	in.link_pin = NULL;
+	in.pid = 0; /* no init (nsguard attach): no "pid", no "start_time" */
 	in.policy = (struct nsguard_policy){ .mode = NSGUARD_MODE_NONE, .max_depth = 0xffffffffu,
 					     .base_level = 0, .err = 0, .cgroup_id = 0 };
 	ASSERT_OK(record_write(recdir, &in));
 	ASSERT_OK(record_read(recdir, "x", &out));
 	ASSERT_TRUE(out.link_pin == NULL);
+	ASSERT_EQ(0, out.pid);
+	ASSERT_EQ_U64(0, out.start_time);
 	ASSERT_EQ_U64(~0ull, out.cgroup_id);
 	ASSERT_EQ(NSGUARD_MODE_NONE, out.policy.mode);
 	ASSERT_EQ(0xffffffffu, out.policy.max_depth);

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Guarding one container: attach + record, detach + forget, under one lock. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "guard.h"
+#include "log.h"
+#include "record.h"
+#include "util.h"
+
+/* The cgroup a record names is still the one it guarded. */
+static bool record_cgroup_alive(const struct nsguard_record *rec)
+{
+	__u64 id = 0;
+
+	if (cgroup_id_of_path(CGROUP_ROOT, rec->cgroup_path, &id) == 0 && id == rec->cgroup_id)
+		return true;
+	nsg_clear_error();
+	/* Moved or renamed: still alive if the kernel knows the id. */
+	return cgroup_id_alive(CGROUP_ROOT, rec->cgroup_id);
+}
+
+/* Under the lock: may id guard cgid?  *stale is a record of id to move. */
+static int check_claims(const char *id, const char *cgroup_path, __u64 cgid,
+			struct nsguard_record *stale, bool *move)
+{
+	struct nsguard_record other = { 0 };
+	int err = 0;
+
+	*move = false;
+	/* One guard per cgroup: another container's record owns it. */
+	err = record_find_cgroup(NSGUARD_RECORD_DIR, cgid, &other);
+	if (err == 0 && strcmp(other.id, id) != 0) {
+		err = nsg_fail(EBUSY, "cgroup %s is already guarded for container %s; detach it first",
+			       cgroup_path, other.id);
+		record_free(&other);
+		return err;
+	}
+	if (err == 0)
+		record_free(&other);
+	else if (err != -ENOENT)
+		return err;
+	/*
+	 * One cgroup per id: a second container that takes a guarded id (under
+	 * another runtime root) must not move the first one's guard away.  A
+	 * re-created container, whose old cgroup is gone, may.
+	 */
+	err = record_read(NSGUARD_RECORD_DIR, id, stale);
+	if (err == -ENOENT) {
+		nsg_clear_error();
+		return 0;
+	}
+	if (err)
+		return err;
+	if (stale->cgroup_id == cgid)
+		return 0;
+	if (record_cgroup_alive(stale) && guard_link_pinned(stale->cgroup_id))
+		return nsg_fail(EBUSY,
+				"the id is already guarding cgroup %s, which is still alive; a "
+				"second container cannot take it (another runtime root?)",
+				stale->cgroup_path);
+	*move = true;
+	return 0;
+}
+
+int container_guard(const char *id, pid_t pid, const char *cgroup_path,
+		    struct nsguard_policy *pol)
+{
+	struct nsguard_record rec = { 0 }, stale = { 0 };
+	struct guard g = GUARD_INIT;
+	cleanup_close int cgfd = -1, lock = -1;
+	char *link_pin = NULL;
+	bool had_link, move = false;
+	__u64 cgid = 0;
+	int err = 0;
+
+	err = cgroup_id_of_path(CGROUP_ROOT, cgroup_path, &cgid);
+	if (err)
+		return err;
+	/* Check, attach and record as one step against other hooks and gc. */
+	err = guard_lock(&lock);
+	if (err)
+		return err;
+	err = check_claims(id, cgroup_path, cgid, &stale, &move);
+	if (err)
+		goto out;
+	cgfd = cgroup_open(CGROUP_ROOT, cgroup_path);
+	if (cgfd < 0) {
+		err = cgfd;
+		goto out;
+	}
+	err = guard_open(&g, true);
+	if (err)
+		goto out;
+	had_link = guard_link_pinned(cgid);
+	pol->cgroup_id = cgid;
+	err = guard_attach(&g, cgfd, cgid, pol, &link_pin);
+	if (err)
+		goto out;
+
+	rec.id = (char *)id;
+	rec.cgroup_path = (char *)cgroup_path;
+	rec.cgroup_id = cgid;
+	rec.link_pin = link_pin;
+	rec.policy = *pol;
+	err = container_init_identity(pid, &rec.pid, &rec.start_time);
+	if (err)
+		goto out;
+	err = record_write(NSGUARD_RECORD_DIR, &rec);
+	if (err) {
+		/* Without a record nothing would ever detach it. */
+		if (!had_link)
+			guard_detach(cgid);
+		nsg_fail_context(err, "writing the record of container %s", id);
+		goto out;
+	}
+	if (move)
+		guard_detach(stale.cgroup_id);
+out:
+	free(link_pin);
+	guard_close(&g);
+	record_free(&stale);
+	return err;
+}
+
+/* Field 22 of /proc/PID/stat, the start time in clock ticks since boot. */
+static int start_time(pid_t pid, __u64 *out)
+{
+	cleanup_free char *path = NULL, *line = NULL;
+	cleanup_fclose FILE *f = NULL;
+	unsigned long long t;
+	size_t cap = 0;
+	char *p;
+
+	if (asprintf(&path, "/proc/%d/stat", (int)pid) < 0) {
+		path = NULL;
+		return -ENOMEM;
+	}
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	if (getline(&line, &cap, f) < 0)
+		return -ESRCH;
+	/* comm may hold anything: the fields start after the last ')'. */
+	p = strrchr(line, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+				"%*d %*d %*d %*d %llu", &t) != 1)
+		return -EINVAL;
+	*out = t;
+	return 0;
+}
+
+int container_init_identity(pid_t pid, __u32 *pid_out, __u64 *start_out)
+{
+	int err;
+
+	*pid_out = 0;
+	*start_out = 0;
+	if (pid <= 0)
+		return 0;
+	err = start_time(pid, start_out);
+	if (err == -ENOMEM)
+		return nsg_fail(ENOMEM, "out of memory");
+	if (err)
+		return nsg_fail(-err, "cannot read the start time of pid %d", (int)pid);
+	*pid_out = (__u32)pid;
+	return 0;
+}
+
+int container_unguard(const char *id, bool force)
+{
+	struct nsguard_record rec = { 0 };
+	cleanup_close int lock = -1;
+	bool populated = false;
+	__u64 t = 0;
+	int err = 0;
+
+	err = guard_lock(&lock);
+	if (err)
+		return err;
+	err = record_read(NSGUARD_RECORD_DIR, id, &rec);
+	if (err)
+		return err;
+	/*
+	 * Runtimes pass poststop no pid.  While the guarded instance's init
+	 * runs (same pid, same start time), a poststop for its id is another
+	 * instance's: a second container that took the id, a late one.
+	 */
+	if (!force && rec.pid && start_time((pid_t)rec.pid, &t) == 0 && t == rec.start_time) {
+		err = nsg_fail(EBUSY,
+			       "the guarded instance's init (pid %u) is still running, so this is "
+			       "another container with the same id, and the guard stays",
+			       rec.pid);
+		goto out;
+	}
+	/* Guarded by hand (no init known): not while processes are left. */
+	if (!force && !rec.pid && record_cgroup_alive(&rec) &&
+	    cgroup_populated(CGROUP_ROOT, rec.cgroup_path, &populated) == 0 && populated) {
+		err = nsg_fail(EBUSY,
+			       "its cgroup %s still holds processes, so the guard stays (nsguard "
+			       "detach --id removes it)",
+			       rec.cgroup_path);
+		goto out;
+	}
+	nsg_clear_error();
+	err = guard_detach(rec.cgroup_id);
+	if (!err)
+		err = record_remove(NSGUARD_RECORD_DIR, id);
+out:
+	record_free(&rec);
+	return err;
+}

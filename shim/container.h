@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Guarding one container: the step the hook, attach, detach and gc share.
+ * Every change to pins and records happens under guard_lock().
+ */
+#ifndef NSGUARD_CONTAINER_H
+#define NSGUARD_CONTAINER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "../bpf/nsguard.h"
+
+/*
+ * Guard cgroup_path (relative to the cgroup2 root, starting with '/') for
+ * container id, whose init is pid (0: none, nsguard attach): refuse a cgroup
+ * guarded for another id, and an id still guarding another live cgroup (-EBUSY);
+ * load or reuse the program, attach, write the policy and the record.  The
+ * same id on a cgroup that is gone (a re-created container) moves the guard.
+ */
+int container_guard(const char *id, pid_t pid, const char *cgroup_path,
+		    struct nsguard_policy *pol);
+
+/*
+ * Detach and forget the container of record id; -ENOENT if unknown.  Unless
+ * force, only once the guarded instance is over: -EBUSY, with a message and
+ * nothing changed, while its init (recorded pid and start time) still runs,
+ * or, for a record without an init (nsguard attach), while its cgroup still
+ * holds processes.
+ */
+int container_unguard(const char *id, bool force);
+
+/* The init's pid and start time for a record; zeros for pid 0. */
+int container_init_identity(pid_t pid, __u32 *pid_out, __u64 *start_out);
+
+#endif
