@@ -68,6 +68,7 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 	cleanup_free char *path = NULL, *defid = NULL;
 	const char *cgroup = NULL, *id = NULL;
 	unsigned int base = 0;
+	bool refused = false;
 	size_t n = 0;
 	__u64 cgid = 0;
 	int opt, err = 0;
@@ -133,7 +134,7 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		id = defid;
 	}
-	err = container_guard(id, 0, path, &pol);
+	err = container_guard(id, 0, path, false, &pol, &refused);
 	if (err)
 		return nsg_fail_context(err, "attach %s", path);
 	printf("attached %s to cgroup %s (id %llu): mode %s, max-depth %u, errno %s, base-level %u\n",
@@ -222,8 +223,18 @@ int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv)
 		} else if (!guard_link_pinned(cgid)) {
 			return nsg_fail(ENOENT, "detach: cgroup %s is not guarded", path);
 		} else {
-			/* A link without a record (attach interrupted): just unpin. */
-			err = guard_detach(cgid);
+			/* A link without a record (a failed attach): unpin, under the
+			 * lock so that it is not a hook's link about to be recorded. */
+			cleanup_close int lock = -1;
+
+			err = guard_lock(&lock);
+			if (!err && record_find_cgroup(NSGUARD_RECORD_DIR, cgid, &rec) == 0) {
+				record_free(&rec);
+				return nsg_fail(EBUSY, "detach: cgroup %s was guarded meanwhile; "
+						       "detach it by id", path);
+			}
+			if (!err)
+				err = guard_detach(cgid);
 			if (!err)
 				printf("detached cgroup %s\n", path);
 			return err;

@@ -21,7 +21,8 @@
 /*
  * Everything after policy resolution: failures here obey fail-mode, except
  * those the container's creator caused (*never_open): its cgroup layout (the
- * root cgroup, one its processes could leave, a shared one).
+ * root cgroup, one its processes could leave, a shared one) and its id (one
+ * still guarding another live cgroup).
  */
 static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 		      struct nsguard_policy *pol, bool *never_open)
@@ -60,7 +61,7 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	if (err)
 		return err;
 	pol->base_level = level;
-	err = container_guard(st->id, st->pid, path, pol);
+	err = container_guard(st->id, st->pid, path, cfg->shared_cgroups, pol, never_open);
 	if (err)
 		return err;
 	nsg_info("guarded container %s: cgroup %s (%s), mode %s, max-depth %u, errno %s, "

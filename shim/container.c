@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Guarding one container: attach + record, detach + forget, under one lock. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,8 +67,8 @@ static int check_claims(const char *id, const char *cgroup_path, __u64 cgid,
 	return 0;
 }
 
-int container_guard(const char *id, pid_t pid, const char *cgroup_path,
-		    struct nsguard_policy *pol)
+int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool shared,
+		    struct nsguard_policy *pol, bool *claim_refused)
 {
 	struct nsguard_record rec = { 0 }, stale = { 0 };
 	struct guard g = GUARD_INIT;
@@ -77,7 +78,12 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path,
 	__u64 cgid = 0;
 	int err = 0;
 
+	*claim_refused = false;
 	err = cgroup_id_of_path(CGROUP_ROOT, cgroup_path, &cgid);
+	if (err)
+		return err;
+	/* Before anything is attached: a failure here leaves nothing behind. */
+	err = container_init_identity(pid, &rec.pid, &rec.start_time);
 	if (err)
 		return err;
 	/* Check, attach and record as one step against other hooks and gc. */
@@ -85,8 +91,11 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path,
 	if (err)
 		return err;
 	err = check_claims(id, cgroup_path, cgid, &stale, &move);
-	if (err)
+	if (err) {
+		/* The id and the cgroup path are the container creator's. */
+		*claim_refused = err == -EBUSY;
 		goto out;
+	}
 	cgfd = cgroup_open(CGROUP_ROOT, cgroup_path);
 	if (cgfd < 0) {
 		err = cgfd;
@@ -97,6 +106,7 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path,
 		goto out;
 	had_link = guard_link_pinned(cgid);
 	pol->cgroup_id = cgid;
+	/* A new link whose policy write fails stays and denies (detach --cgroup). */
 	err = guard_attach(&g, cgfd, cgid, pol, &link_pin);
 	if (err)
 		goto out;
@@ -106,9 +116,7 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path,
 	rec.cgroup_id = cgid;
 	rec.link_pin = link_pin;
 	rec.policy = *pol;
-	err = container_init_identity(pid, &rec.pid, &rec.start_time);
-	if (err)
-		goto out;
+	rec.shared = shared;
 	err = record_write(NSGUARD_RECORD_DIR, &rec);
 	if (err) {
 		/* Without a record nothing would ever detach it. */
@@ -126,26 +134,28 @@ out:
 	return err;
 }
 
-/* Field 22 of /proc/PID/stat, the start time in clock ticks since boot. */
+/*
+ * Field 22 of /proc/PID/stat, the start time in clock ticks since boot.
+ * -ESRCH only when the process is gone.  comm may hold anything, newlines
+ * included, so the whole file is read and the fields start after its last
+ * ')'.
+ */
 static int start_time(pid_t pid, __u64 *out)
 {
-	cleanup_free char *path = NULL, *line = NULL;
-	cleanup_fclose FILE *f = NULL;
+	char path[64], buf[1024], *p;
 	unsigned long long t;
-	size_t cap = 0;
-	char *p;
+	cleanup_close int fd = -1;
+	ssize_t n;
 
-	if (asprintf(&path, "/proc/%d/stat", (int)pid) < 0) {
-		path = NULL;
-		return -ENOMEM;
-	}
-	f = fopen(path, "re");
-	if (!f)
-		return -ESRCH;
-	if (getline(&line, &cap, f) < 0)
-		return -ESRCH;
-	/* comm may hold anything: the fields start after the last ')'. */
-	p = strrchr(line, ')');
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
 				"%*d %*d %*d %*d %llu", &t) != 1)
 		return -EINVAL;
@@ -189,15 +199,30 @@ int container_unguard(const char *id, bool force)
 	 * runs (same pid, same start time), a poststop for its id is another
 	 * instance's: a second container that took the id, a late one.
 	 */
-	if (!force && rec.pid && start_time((pid_t)rec.pid, &t) == 0 && t == rec.start_time) {
-		err = nsg_fail(EBUSY,
-			       "the guarded instance's init (pid %u) is still running, so this is "
-			       "another container with the same id, and the guard stays",
-			       rec.pid);
-		goto out;
+	if (!force && rec.pid) {
+		err = start_time((pid_t)rec.pid, &t);
+		if (err == 0 && t == rec.start_time) {
+			err = nsg_fail(EBUSY,
+				       "the guarded instance's init (pid %u) is still running, so "
+				       "this is another container with the same id, and the guard "
+				       "stays",
+				       rec.pid);
+			goto out;
+		}
+		/* Anything but "gone" or "another process now": cannot tell. */
+		if (err && err != -ESRCH) {
+			err = nsg_fail(-err, "cannot tell whether the guarded instance's init (pid "
+					     "%u) still runs: %s; the guard stays",
+				       rec.pid, strerror(-err));
+			goto out;
+		}
 	}
-	/* Guarded by hand (no init known): not while processes are left. */
-	if (!force && !rec.pid && record_cgroup_alive(&rec) &&
+	/*
+	 * Runtimes empty the cgroup before poststop.  Processes left there
+	 * (init gone, its children not: no pid namespace) are still the
+	 * guarded instance's, unless the admin allowed a shared cgroup.
+	 */
+	if (!force && !rec.shared && record_cgroup_alive(&rec) &&
 	    cgroup_populated(CGROUP_ROOT, rec.cgroup_path, &populated) == 0 && populated) {
 		err = nsg_fail(EBUSY,
 			       "its cgroup %s still holds processes, so the guard stays (nsguard "

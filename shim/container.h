@@ -17,16 +17,19 @@
  * guarded for another id, and an id still guarding another live cgroup (-EBUSY);
  * load or reuse the program, attach, write the policy and the record.  The
  * same id on a cgroup that is gone (a re-created container) moves the guard.
+ * *claim_refused says the refusal came from the id or the cgroup path, which
+ * the container's creator chose (never opened by fail-mode open).  shared:
+ * the admin allowed a cgroup with other processes (shared-cgroups = allow).
  */
-int container_guard(const char *id, pid_t pid, const char *cgroup_path,
-		    struct nsguard_policy *pol);
+int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool shared,
+		    struct nsguard_policy *pol, bool *claim_refused);
 
 /*
  * Detach and forget the container of record id; -ENOENT if unknown.  Unless
  * force, only once the guarded instance is over: -EBUSY, with a message and
- * nothing changed, while its init (recorded pid and start time) still runs,
- * or, for a record without an init (nsguard attach), while its cgroup still
- * holds processes.
+ * nothing changed, while its init (recorded pid and start time) still runs
+ * or cannot be checked, or while its cgroup still holds processes (unless
+ * recorded as shared).
  */
 int container_unguard(const char *id, bool force);
 

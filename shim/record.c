@@ -8,7 +8,8 @@
  *              "cgroup_id":"1234"}}
  * 64-bit ids are decimal strings: a JSON number is a double and would round
  * ids above 2^53.  "pid" and "start_time" (the container's init, which
- * poststop looks for) are left out when unknown (nsguard attach).  Writes are
+ * poststop looks for) are left out when unknown (nsguard attach); "shared"
+ * (true) marks a cgroup the admin let other processes share.  Writes are
  * atomic (temp file, fsync, rename, fsync dir) so a crash never leaves a half
  * record for poststop or gc to trip over.
  */
@@ -117,6 +118,8 @@ static cJSON *record_to_json(const struct nsguard_record *rec)
 	if (rec->pid && (!cJSON_AddNumberToObject(doc, "pid", rec->pid) ||
 			 !(start = u64_str(rec->start_time)) ||
 			 !cJSON_AddStringToObject(doc, "start_time", start)))
+		return NULL;
+	if (rec->shared && !cJSON_AddTrueToObject(doc, "shared"))
 		return NULL;
 	pol = cJSON_AddObjectToObject(doc, "policy");
 	if (!pol || !cJSON_AddStringToObject(pol, "mode", policy_mode_name(rec->policy.mode)) ||
@@ -254,7 +257,7 @@ static int mode_from_name(const cJSON *obj, __u32 *mode)
 
 static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
 {
-	const cJSON *pol = cJSON_GetObjectItemCaseSensitive(doc, "policy");
+	const cJSON *pol = cJSON_GetObjectItemCaseSensitive(doc, "policy"), *it;
 	__u32 version = 0;
 	int err = 0;
 
@@ -271,6 +274,10 @@ static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
 	    (err = get_u32(pol, "errno", &rec->policy.err)) < 0 ||
 	    (err = get_u64(pol, "cgroup_id", &rec->policy.cgroup_id)) < 0)
 		return err < 0 ? err : -EINVAL;
+	it = cJSON_GetObjectItemCaseSensitive(doc, "shared");
+	if (it && !cJSON_IsBool(it))
+		return -EINVAL;
+	rec->shared = cJSON_IsTrue(it);
 	if (cJSON_GetObjectItemCaseSensitive(doc, "pid") &&
 	    ((err = get_u32(doc, "pid", &rec->pid)) < 0 || rec->pid == 0 || rec->pid > INT32_MAX ||
 	     (err = get_u64(doc, "start_time", &rec->start_time)) < 0))
@@ -422,6 +429,7 @@ static int find_cb(const struct nsguard_record *rec, void *data)
 	ctx->out->cgroup_id = rec->cgroup_id;
 	ctx->out->pid = rec->pid;
 	ctx->out->start_time = rec->start_time;
+	ctx->out->shared = rec->shared;
 	ctx->out->policy = rec->policy;
 	if (!ctx->out->id || !ctx->out->cgroup_path || (rec->link_pin && !ctx->out->link_pin)) {
 		record_free(ctx->out);

@@ -3,6 +3,7 @@
 #ifndef NSGUARD_RECORD_H
 #define NSGUARD_RECORD_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include "../bpf/nsguard.h"
 
@@ -13,6 +14,7 @@ struct nsguard_record {
 	char *link_pin; /* bpffs path of the pinned link */
 	__u32 pid; /* the container's init when guarded by the hook; 0 if unknown */
 	__u64 start_time; /* its start time (clock ticks since boot): pid reuse */
+	bool shared; /* shared-cgroups = allow: other processes may stay after it */
 	struct nsguard_policy policy;
 };
 

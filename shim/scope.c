@@ -115,13 +115,13 @@ static int cgroup2_below(const char *mountinfo, const char *dir, bool *found)
 	return 0;
 }
 
-int scope_exposing_mount(const struct oci_mount *mounts, size_t n, const char *mountinfo,
-			 const struct oci_mount **out)
+int scope_exposing_mount(const struct oci_mount *mounts, size_t n, const char *bundle,
+			 const char *mountinfo, const struct oci_mount **out)
 {
 	*out = NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct oci_mount *m = &mounts[i];
-		cleanup_free char *src = NULL;
+		cleanup_free char *joined = NULL, *src = NULL;
 		struct statfs sfs;
 		bool below = false;
 		int err;
@@ -130,10 +130,19 @@ int scope_exposing_mount(const struct oci_mount *mounts, size_t n, const char *m
 		 * only its subtree; read-only mounts cannot move anything. */
 		if (m->ro || !m->bind || !m->source)
 			continue;
-		/* The runtime resolves the source on the host, as we do here. */
-		src = realpath(m->source, NULL);
+		/* The runtime resolves the source on the host, a relative one
+		 * against the bundle, as we do here. */
+		if (m->source[0] != '/' && asprintf(&joined, "%s/%s", bundle ?: ".", m->source) < 0) {
+			joined = NULL;
+			return nsg_fail(ENOMEM, "out of memory");
+		}
+		src = realpath(joined ?: m->source, NULL);
+		/* Gone since the runtime mounted it: what it showed is unknown. */
 		if (!src)
-			continue; /* the runtime cannot mount it either */
+			return nsg_fail(EPERM,
+					"cannot resolve %.200s, the source of the container's read-write "
+					"mount at %.200s (%s), so cannot tell what it shows",
+					m->source, m->destination, strerror(errno));
 		if (statfs(src, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC) {
 			*out = m;
 			return 0;
@@ -247,7 +256,7 @@ static int ns_relative_path(const char *proc_root, pid_t pid, char **rel_out)
 		return nsg_fail((unsigned char)buf[1],
 				"cannot read the cgroup of pid %d inside its cgroup namespace: %s",
 				(int)pid, strerror((unsigned char)buf[1]));
-	if (got < 1 || buf[0] != 'P')
+	if (got < 1 || buf[0] != 'P' || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return nsg_fail(EIO, "reading the cgroup of pid %d inside its cgroup namespace failed",
 				(int)pid);
 	for (line = buf + 1; line && *line; line = end ? end + 1 : NULL) {
@@ -341,7 +350,7 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 		mountinfo = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
-	err = scope_exposing_mount(st->mounts, st->n_mounts, mountinfo, &m);
+	err = scope_exposing_mount(st->mounts, st->n_mounts, st->bundle, mountinfo, &m);
 	if (err)
 		return err;
 	if (m)

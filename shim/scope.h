@@ -51,9 +51,10 @@ int scope_ancestors_closed(const char *cgroup_root, const char *path);
 /*
  * The first read-write bind mount whose source is on cgroup2, or an rbind
  * with a cgroup2 mount at or below its source (per mountinfo); *out NULL if
- * none.  Sources are resolved on this host, as the runtime resolves them.
+ * none.  Sources are resolved on this host, a relative one against bundle,
+ * as the runtime resolves them; one that no longer resolves is -EPERM.
  */
-int scope_exposing_mount(const struct oci_mount *mounts, size_t n, const char *mountinfo,
-			 const struct oci_mount **out);
+int scope_exposing_mount(const struct oci_mount *mounts, size_t n, const char *bundle,
+			 const char *mountinfo, const struct oci_mount **out);
 
 #endif

@@ -75,19 +75,22 @@ static void t_exposing_mount(void)
 	m[1] = (struct oci_mount){ .destination = "/b", .source = sub, .bind = true };
 	m[2] = (struct oci_mount){ .destination = "/c", .source = sub, .bind = true, .rbind = true };
 	/* A plain bind does not take the submount along; an rbind does. */
-	ASSERT_OK(scope_exposing_mount(m, 2, mi, &got));
+	ASSERT_OK(scope_exposing_mount(m, 2, "/nonexistent", mi, &got));
 	ASSERT_TRUE(got == NULL);
-	ASSERT_OK(scope_exposing_mount(m, 3, mi, &got));
+	ASSERT_OK(scope_exposing_mount(m, 3, "/nonexistent", mi, &got));
 	ASSERT_TRUE(got == &m[2]);
 	/* Read-only, it cannot move anything. */
 	m[2].ro = true;
-	ASSERT_OK(scope_exposing_mount(m, 3, mi, &got));
+	ASSERT_OK(scope_exposing_mount(m, 3, "/nonexistent", mi, &got));
 	ASSERT_TRUE(got == NULL);
-	/* A source that does not exist is skipped: the runtime fails on it. */
-	m[2] = (struct oci_mount){ .destination = "/c", .source = "/nonexistent", .bind = true,
-				   .rbind = true };
-	ASSERT_OK(scope_exposing_mount(m, 3, mi, &got));
-	ASSERT_TRUE(got == NULL);
+	/* A relative source is the bundle's. */
+	m[2] = (struct oci_mount){ .destination = "/c", .source = "sys", .bind = true, .rbind = true };
+	ASSERT_OK(scope_exposing_mount(m, 3, dir, mi, &got));
+	ASSERT_TRUE(got == &m[2]);
+	/* A read-write source that no longer resolves shows what it showed. */
+	m[2] = (struct oci_mount){ .destination = "/c", .source = "/nonexistent", .bind = true };
+	ASSERT_ERR(-EPERM, scope_exposing_mount(m, 3, "/nonexistent", mi, &got));
+	ASSERT_MSG("cannot resolve /nonexistent, the source of the container's read-write mount at /c");
 	unlink(mi);
 	rmdir(sub);
 	rmdir(dir);
@@ -97,7 +100,7 @@ static void t_exposing_mount(void)
 		return;
 	}
 	m[0] = (struct oci_mount){ .destination = "/x", .source = CGROUP_ROOT, .bind = true };
-	ASSERT_OK(scope_exposing_mount(m, 1, "/nonexistent", &got));
+	ASSERT_OK(scope_exposing_mount(m, 1, "/nonexistent", "/nonexistent", &got));
 	ASSERT_TRUE(got == &m[0]);
 }
 
