@@ -230,8 +230,9 @@ out:
 
 /*
  * flock(LOCK_EX) with a bound: a hook never hangs the runtime because another
- * nsguard (or anything else) holds the lock.  Holders keep it for a load or an
- * open of the pins, well under a second even under TCG.
+ * nsguard (or anything else) holds the lock.  Holders keep it for one
+ * container's check, attach and record write (a load for the first), a
+ * poststop, or a gc pass: well under a second each even under TCG.
  */
 static int lock_bounded(int fd, const char *path)
 {

@@ -299,21 +299,32 @@ static int own_cgroup(char *buf, size_t len)
 	return found;
 }
 
-static int do_cgroup_escape(const char *cmd)
+/* mkdir cgroup directory dir if missing and move this process into it. */
+static int move_self(const char *cmd, const char *dir)
 {
-	char cg[2048], dir[4096], procs[4200], pidbuf[32], extra[2200];
-	int rc, e;
+	char procs[4200], pidbuf[32];
 
-	if (own_cgroup(cg, sizeof(cg)) < 0)
-		return setup_fail(cmd, "read-cgroup", errno);
-	snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s%snsg-escape-%d", cg,
-		 cg[strlen(cg) - 1] == '/' ? "" : "/", (int)getpid());
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return setup_fail(cmd, "mkdir", errno);
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)getpid());
 	if (write_file(procs, pidbuf) < 0)
 		return setup_fail(cmd, "move", errno);
+	return 0;
+}
+
+static int do_cgroup_escape(const char *cmd)
+{
+	char cg[2048], dir[4096], extra[2200];
+	int rc, e;
+
+	if (own_cgroup(cg, sizeof(cg)) < 0)
+		return setup_fail(cmd, "read-cgroup", errno);
+	snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s%snsg-escape-%d", cg,
+		 cg[strlen(cg) - 1] == '/' ? "" : "/", (int)getpid());
+	rc = move_self(cmd, dir);
+	if (rc)
+		return rc;
 	if (own_cgroup(cg, sizeof(cg)) < 0 || !strstr(cg, "nsg-escape-"))
 		return setup_fail(cmd, "not-moved", EINVAL);
 	rc = unshare(CLONE_NEWUSER);
@@ -324,14 +335,10 @@ static int do_cgroup_escape(const char *cmd)
 
 static int do_move(const char *cmd, const char *dir, char **rest)
 {
-	char procs[4200], pidbuf[32];
+	int rc = move_self(cmd, dir);
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return setup_fail(cmd, "mkdir", errno);
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)getpid());
-	if (write_file(procs, pidbuf) < 0)
-		return setup_fail(cmd, "move", errno);
+	if (rc)
+		return rc;
 	fflush(stdout);
 	rest[-1] = "nsg-userns";
 	execv("/proc/self/exe", rest - 1);
