@@ -22,35 +22,53 @@ static int no_such_pid(pid_t pid)
 	return nsg_fail(ESRCH, "pid %d does not exist or has exited", (int)pid);
 }
 
-/*
- * A zombie still has /proc/PID/cgroup but can never be guarded meaningfully.
- * comm (field 2) may hold spaces and ')' - even ") Z (" - so the state is
- * the first field after the LAST ')'.
- */
-static int check_alive(const char *proc_root, pid_t pid)
+int proc_stat_read(const char *proc_root, pid_t pid, char *state, __u64 *start)
 {
 	cleanup_free char *path = NULL;
-	cleanup_free char *line = NULL;
-	cleanup_fclose FILE *f = NULL;
-	size_t cap = 0;
-	char *paren;
+	cleanup_close int fd = -1;
+	unsigned long long t;
+	char buf[1024], *paren;
+	ssize_t n;
 
 	if (asprintf(&path, "%s/%d/stat", proc_root, (int)pid) < 0) {
 		path = NULL;
+		return -ENOMEM;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	if (n == 0)
+		return -ESRCH; /* exited between open and read */
+	buf[n] = '\0';
+	/* comm (field 2) may hold anything, even ") Z (" and newlines: the
+	 * fields go on after the LAST ')'. */
+	paren = strrchr(buf, ')');
+	if (!paren || sscanf(paren + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+				    "%*d %*d %*d %*d %*d %llu", state, &t) != 2)
+		return -EINVAL;
+	*start = t;
+	return 0;
+}
+
+/* A zombie still has /proc/PID/cgroup but can never be guarded meaningfully. */
+static int check_alive(const char *proc_root, pid_t pid)
+{
+	__u64 start;
+	char state;
+	int err = proc_stat_read(proc_root, pid, &state, &start);
+
+	if (err == -ESRCH)
+		return no_such_pid(pid);
+	if (err == -ENOMEM)
 		return nsg_fail(ENOMEM, "out of memory");
-	}
-	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT || errno == ESRCH)
-			return no_such_pid(pid);
-		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
-	}
-	if (getline(&line, &cap, f) < 0)
-		return no_such_pid(pid); /* exited between open and read */
-	paren = strrchr(line, ')');
-	if (!paren || paren[1] != ' ' || !paren[2])
-		return nsg_fail(EINVAL, "%s: unexpected format", path);
-	if (paren[2] == 'Z' || paren[2] == 'X')
+	if (err == -EINVAL)
+		return nsg_fail(EINVAL, "%s/%d/stat: unexpected format", proc_root, (int)pid);
+	if (err)
+		return nsg_fail(-err, "read %s/%d/stat: %s", proc_root, (int)pid, strerror(-err));
+	if (state == 'Z' || state == 'X')
 		return nsg_fail(ESRCH, "pid %d has exited (zombie)", (int)pid);
 	return 0;
 }
@@ -199,11 +217,14 @@ int cgroup_id_of_path(const char *cgroup_root, const char *path, __u64 *id_out)
 	return 0;
 }
 
-int cgroup_open(const char *cgroup_root, const char *path)
+int cgroup_open(const char *cgroup_root, const char *path, __u64 *id_out)
 {
 	struct stat sb;
+	int fd = open_checked(cgroup_root, path, &sb);
 
-	return open_checked(cgroup_root, path, &sb);
+	if (fd >= 0 && id_out)
+		*id_out = sb.st_ino;
+	return fd;
 }
 
 /* What every shared-cgroup refusal ends with: why, and what to do. */

@@ -23,8 +23,11 @@ int cgroup_path_of_pid(const char *proc_root, pid_t pid, char **path_out);
  * -ENOENT when the cgroup is gone.
  */
 int cgroup_id_of_path(const char *cgroup_root, const char *path, __u64 *id_out);
-/* Open the cgroup directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC). */
-int cgroup_open(const char *cgroup_root, const char *path);
+/*
+ * Open the cgroup directory (O_RDONLY|O_DIRECTORY|O_CLOEXEC), with the checks
+ * of cgroup_id_of_path; *id_out (may be NULL) is the id of what was opened.
+ */
+int cgroup_open(const char *cgroup_root, const char *path, __u64 *id_out);
 
 /*
  * A policy attached to a cgroup restricts every process in it and below it.
@@ -42,6 +45,12 @@ int cgroup_check_sole(const char *cgroup_root, const char *path, const char *ini
 int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root,
 			 const char *through);
 
+/*
+ * From <proc_root>/<pid>/stat: the state (field 3) and the start time in clock
+ * ticks since boot (field 22).  -ESRCH when the process is gone, -EINVAL on a
+ * format that does not parse, other -errno from open/read; no message.
+ */
+int proc_stat_read(const char *proc_root, pid_t pid, char *state, __u64 *start);
 /*
  * Whether a cgroup with this id exists (cgroupfs file handles are cgroup
  * ids); true when it cannot tell, so that callers keep what they have.

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Guarding one container: attach + record, detach + forget, under one lock. */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cgroup.h"
@@ -67,6 +65,24 @@ static int check_claims(const char *id, const char *cgroup_path, __u64 cgid,
 	return 0;
 }
 
+/* The init's pid and start time for a record; zeros for pid 0. */
+static int init_identity(pid_t pid, __u32 *pid_out, __u64 *start_out)
+{
+	char state;
+	int err;
+
+	*pid_out = 0;
+	*start_out = 0;
+	if (pid <= 0)
+		return 0;
+	err = proc_stat_read("/proc", pid, &state, start_out);
+	if (err)
+		return nsg_fail(-err, "cannot read the start time of pid %d: %s", (int)pid,
+				strerror(-err));
+	*pid_out = (__u32)pid;
+	return 0;
+}
+
 int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool shared,
 		    struct nsguard_policy *pol, bool *claim_refused)
 {
@@ -79,11 +95,12 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool sha
 	int err = 0;
 
 	*claim_refused = false;
-	err = cgroup_id_of_path(CGROUP_ROOT, cgroup_path, &cgid);
-	if (err)
-		return err;
+	/* One open: the id checked is the id of the cgroup attached to. */
+	cgfd = cgroup_open(CGROUP_ROOT, cgroup_path, &cgid);
+	if (cgfd < 0)
+		return cgfd;
 	/* Before anything is attached: a failure here leaves nothing behind. */
-	err = container_init_identity(pid, &rec.pid, &rec.start_time);
+	err = init_identity(pid, &rec.pid, &rec.start_time);
 	if (err)
 		return err;
 	/* Check, attach and record as one step against other hooks and gc. */
@@ -94,11 +111,6 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool sha
 	if (err) {
 		/* The id and the cgroup path are the container creator's. */
 		*claim_refused = err == -EBUSY;
-		goto out;
-	}
-	cgfd = cgroup_open(CGROUP_ROOT, cgroup_path);
-	if (cgfd < 0) {
-		err = cgfd;
 		goto out;
 	}
 	err = guard_open(&g, true);
@@ -134,58 +146,13 @@ out:
 	return err;
 }
 
-/*
- * Field 22 of /proc/PID/stat, the start time in clock ticks since boot.
- * -ESRCH only when the process is gone.  comm may hold anything, newlines
- * included, so the whole file is read and the fields start after its last
- * ')'.
- */
-static int start_time(pid_t pid, __u64 *out)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t;
-	cleanup_close int fd = -1;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return errno == ESRCH ? -ESRCH : -errno;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-				"%*d %*d %*d %*d %llu", &t) != 1)
-		return -EINVAL;
-	*out = t;
-	return 0;
-}
-
-int container_init_identity(pid_t pid, __u32 *pid_out, __u64 *start_out)
-{
-	int err;
-
-	*pid_out = 0;
-	*start_out = 0;
-	if (pid <= 0)
-		return 0;
-	err = start_time(pid, start_out);
-	if (err == -ENOMEM)
-		return nsg_fail(ENOMEM, "out of memory");
-	if (err)
-		return nsg_fail(-err, "cannot read the start time of pid %d", (int)pid);
-	*pid_out = (__u32)pid;
-	return 0;
-}
-
 int container_unguard(const char *id, bool force)
 {
 	struct nsguard_record rec = { 0 };
 	cleanup_close int lock = -1;
 	bool populated = false;
 	__u64 t = 0;
+	char state;
 	int err = 0;
 
 	err = guard_lock(&lock);
@@ -200,7 +167,7 @@ int container_unguard(const char *id, bool force)
 	 * instance's: a second container that took the id, a late one.
 	 */
 	if (!force && rec.pid) {
-		err = start_time((pid_t)rec.pid, &t);
+		err = proc_stat_read("/proc", (pid_t)rec.pid, &state, &t);
 		if (err == 0 && t == rec.start_time) {
 			err = nsg_fail(EBUSY,
 				       "the guarded instance's init (pid %u) is still running, so "

@@ -33,7 +33,4 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool sha
  */
 int container_unguard(const char *id, bool force);
 
-/* The init's pid and start time for a record; zeros for pid 0. */
-int container_init_identity(pid_t pid, __u32 *pid_out, __u64 *start_out);
-
 #endif

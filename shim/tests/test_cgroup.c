@@ -84,7 +84,7 @@ static void t_id_not_cgroup2(void)
 	ASSERT_ERR(-EOPNOTSUPP, cgroup_id_of_path("/tmp", dir + 5, &id));
 	ASSERT_MSG("is not on cgroup v2");
 	ASSERT_ERR(-EOPNOTSUPP, cgroup_id_of_path("/", dir, &id));
-	fd = cgroup_open("/tmp", dir + 5);
+	fd = cgroup_open("/tmp", dir + 5, NULL);
 	ASSERT_EQ(-EOPNOTSUPP, fd);
 	rmdir(dir);
 }
@@ -167,8 +167,10 @@ static void t_id_real_cgroup2(void)
 	snprintf(full, sizeof(full), "%s%s", root, name);
 	ASSERT_TRUE(stat(full, &sb) == 0);
 	ASSERT_EQ_U64(sb.st_ino, id);
-	fd = cgroup_open(root, name);
+	id = 0;
+	fd = cgroup_open(root, name, &id);
 	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_U64(sb.st_ino, id);
 	close(fd);
 }
 

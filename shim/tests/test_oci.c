@@ -324,7 +324,7 @@ static void t_merge_mounts(void)
 		"{\"destination\":\"/a\",\"type\":\"bind\",\"source\":\"/x\",\"options\":[\"ro\",\"rw\"]},"
 		"{\"destination\":\"/b\",\"source\":\"/y\",\"options\":[\"rbind\",\"rw\",\"ro\"]},"
 		"{\"destination\":\"/c\",\"type\":\"none\",\"source\":\"/z\",\"options\":[\"bind\"]}]}";
-	static const char *bad[] = {
+	static const char *bad_docs[] = {
 		"{\"mounts\":{}}",
 		"{\"mounts\":[1]}",
 		"{\"mounts\":[{\"type\":\"bind\"}]}",
@@ -344,9 +344,9 @@ static void t_merge_mounts(void)
 	ASSERT_TRUE(st.mounts[2].bind && st.mounts[2].rbind && st.mounts[2].ro);
 	ASSERT_TRUE(st.mounts[3].bind && !st.mounts[3].rbind);
 	oci_state_free(&st);
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad_docs); i++) {
 		ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
-		ASSERT_ERR(-EINVAL, oci_state_merge_config(&st, bad[i], strlen(bad[i])));
+		ASSERT_ERR(-EINVAL, oci_state_merge_config(&st, bad_docs[i], strlen(bad_docs[i])));
 		oci_state_free(&st);
 	}
 }

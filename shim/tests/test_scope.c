@@ -57,7 +57,7 @@ static int write_tmp(char *path, const char *text)
 static void t_exposing_mount(void)
 {
 	char dir[] = "/tmp/nsguard-test-mnt.XXXXXX", mi[] = "/tmp/nsguard-test-mi.XXXXXX";
-	char text[512], sub[300], cg[300];
+	char text[1024], sub[300], cg[300];
 	struct oci_mount m[3] = { 0 };
 	const struct oci_mount *got = NULL;
 	struct statfs sfs;
