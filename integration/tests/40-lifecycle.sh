@@ -176,6 +176,8 @@ ct_hook_case lifecycle/gc-orphan-pin case_gc_orphan_pin
 # each one guarded; all gone after deleting them at once.
 case_concurrent() {
 	local n=20 i id ids=() bad= rc pids=()
+	CT_WHY=$(two_cpus)
+	[ -z "$CT_WHY" ] || return 1
 	for i in $(seq $n); do
 		id=many-$i-$S
 		ids+=("$id")
@@ -225,6 +227,55 @@ case_concurrent() {
 	[ -z "$bad" ] || { CT_WHY="records left: $bad"; return 1; }
 }
 ct_case lifecycle/concurrent-20 case_concurrent
+
+# --- attach, detach, gc and a container start at the same time, on two CPUs:
+# the lock keeps records and pins in step.  Eight cgroups are attached and
+# detached five times each while gc runs in a loop and a container starts;
+# afterwards each cgroup is attached once more, and exactly those eight
+# records and pins exist, each denying, and gc removes none of them.
+case_concurrent_attach_gc() {
+	local n=8 i cg ids=() pids=() bad= out=$CT_WORK/cc-$S id
+	CT_WHY=$(two_cpus)
+	[ -z "$CT_WHY" ] || return 1
+	mkdir -p "$out"
+	for i in $(seq $n); do
+		mkdir -p "$CT_CGFS/$CT_CGPARENT/cc-$i-$S" || { CT_WHY="mkdir cc-$i-$S"; return 1; }
+		ids+=("cc-$i-$S")
+	done
+	for i in $(seq $n); do
+		(
+			cg=$CT_CGPARENT/cc-$i-$S
+			for _ in 1 2 3 4 5; do
+				"$NSGUARD" attach --cgroup "$cg" --id "cc-$i-$S" --mode allow || exit 1
+				"$NSGUARD" detach --id "cc-$i-$S" || exit 1
+			done
+			"$NSGUARD" attach --cgroup "$cg" --id "cc-$i-$S" --errno ENOSPC
+		) >"$out/$i" 2>&1 &
+		pids+=($!)
+	done
+	(for _ in $(seq 10); do "$NSGUARD" gc || exit 1; done) >"$out/gc" 2>&1 &
+	pids+=($!)
+	ct_bundle "cc-ct-$S" -- sleep 600 || return 1
+	ct_start "cc-ct-$S"
+	for i in "${pids[@]}"; do wait "$i" || bad+="pid $i failed "; done
+	want_eq "crun run -d cc-ct-$S" "$CT_RC" 0 || return 1
+	[ -z "$bad" ] || { CT_WHY="$bad: $(cat "$out"/* | tr '\n' ' ' | head -c 600)"; return 1; }
+	"$NSGUARD" gc >"$out/gc2" 2>&1 || { CT_WHY="final gc: $(cat "$out/gc2")"; return 1; }
+	want_eq "records and pins" "$(ct_status_ids "cc-")" \
+		"$(printf '%s\n' "${ids[@]}" "cc-ct-$S" | sort | tr '\n' ' ' | sed 's/ $//')" || return 1
+	for id in "${ids[@]}"; do
+		[ -e "$CT_PINS/links/$(ct_cgid "$CT_CGFS/$CT_CGPARENT/$id")" ] || bad+="$id not pinned "
+		ct_run_in "$CT_CGFS/$CT_CGPARENT/$id" "$NSG_USERNS" unshare
+		[ "$CT_OUT" = "unshare: fail errno=ENOSPC" ] || bad+="$id: $CT_OUT "
+	done
+	[ -z "$bad" ] || { CT_WHY=$bad; return 1; }
+	for id in "${ids[@]}"; do
+		"$NSGUARD" detach --id "$id" >/dev/null 2>&1 || bad+="detach $id "
+		rmdir "$CT_CGFS/$CT_CGPARENT/$id" 2>/dev/null
+	done
+	[ -z "$bad" ] || { CT_WHY=$bad; return 1; }
+}
+ct_case lifecycle/concurrent-attach-detach-gc case_concurrent_attach_gc
 
 # --- monitor --count N exits after N events; the human format.
 case_monitor_count() {

@@ -20,6 +20,15 @@ check() {
 	fi
 }
 
+# two_cpus: empty if the guest runs on two or more CPUs, else why not.  The
+# concurrency cases fail (never skip) without them: on one vCPU they cannot
+# race (#11; kernel-patches/nsguard.config finds the second one through ACPI).
+two_cpus() {
+	local n
+	n=$(nproc)
+	[ "$n" -ge 2 ] || echo "the guest has $n CPU; the concurrency cases need 2 (CONFIG_ACPI, vm-run --smp 2)"
+}
+
 # in_guest: refuse to run anything BPF-related outside the test guest.
 in_guest() {
 	if [ "${NSGUARD_IN_VM:-}" != 1 ]; then
