@@ -45,17 +45,46 @@ struct {
 	__uint(max_entries, NSGUARD_EVENTS_SIZE);
 } events SEC(".maps");
 
-static __always_inline void emit(const struct cred *cred, const struct nsguard_policy *pol,
-				 struct nsguard_stats *st, __u32 level, __u32 depth, __u32 decision,
-				 __u32 reason, __u32 err)
+static __always_inline void drop(struct nsguard_counters *cnt, struct nsguard_stats *st)
+{
+	__sync_fetch_and_add(&cnt->events_dropped, 1);
+	if (st)
+		__sync_fetch_and_add(&st->events_dropped, 1);
+}
+
+/*
+ * One container's flood must not push the others' events out of the shared
+ * ring: each cgroup gets NSGUARD_EVENTS_PER_WINDOW per window.  Two CPUs may
+ * race on the window and let a few more through; the bound stays.
+ */
+static __always_inline bool within_bound(struct nsguard_policy *pol)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - pol->window_start_ns >= NSGUARD_EVENT_WINDOW_NS) {
+		pol->window_start_ns = now;
+		pol->window_events = 0;
+	}
+	if (pol->window_events >= NSGUARD_EVENTS_PER_WINDOW)
+		return false;
+	__sync_fetch_and_add(&pol->window_events, 1);
+	return true;
+}
+
+static __always_inline void emit(const struct cred *cred, struct nsguard_policy *pol,
+				 struct nsguard_counters *cnt, struct nsguard_stats *st, __u32 level,
+				 __u32 depth, __u32 decision, __u32 reason, __u32 err)
 {
 	struct nsguard_event *e;
 	__u64 id;
 
+	if (!within_bound(pol)) {
+		drop(cnt, st);
+		return;
+	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		if (st)
-			__sync_fetch_and_add(&st->events_dropped, 1);
+		drop(cnt, st);
 		return;
 	}
 	id = bpf_get_current_pid_tgid();
@@ -101,7 +130,7 @@ int BPF_PROG(nsguard_userns_create, const struct cred *cred)
 				__sync_fetch_and_add(&cnt->allowed, 1);
 			} else {
 				__sync_fetch_and_add(&cnt->audited, 1);
-				emit(cred, pol, st, level, depth, NSGUARD_DECISION_AUDIT,
+				emit(cred, pol, cnt, st, level, depth, NSGUARD_DECISION_AUDIT,
 				     NSGUARD_REASON_MODE, 0);
 			}
 			return 1;
@@ -119,6 +148,6 @@ int BPF_PROG(nsguard_userns_create, const struct cred *cred)
 		err = EPERM;
 	bpf_set_retval(-(int)err);
 	__sync_fetch_and_add(&cnt->denied, 1);
-	emit(cred, pol, st, level, depth, NSGUARD_DECISION_DENY, reason, err);
+	emit(cred, pol, cnt, st, level, depth, NSGUARD_DECISION_DENY, reason, err);
 	return 0;
 }

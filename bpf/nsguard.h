@@ -26,6 +26,14 @@
 #define NSGUARD_MAX_DEPTH 32
 #define NSGUARD_DEFAULT_ERRNO 1 /* EPERM */
 #define NSGUARD_EVENTS_SIZE (256 * 1024)
+/*
+ * Per-container event bound: at most NSGUARD_EVENTS_PER_WINDOW events per
+ * container in each NSGUARD_EVENT_WINDOW_NS; the rest are dropped and counted
+ * (counters.events_dropped, stats.events_dropped).  The ring holds about 2,700
+ * events, so one flooding container fills it only if nobody reads it for 40 s.
+ */
+#define NSGUARD_EVENTS_PER_WINDOW 64
+#define NSGUARD_EVENT_WINDOW_NS 1000000000ULL
 #define NSGUARD_COMM_LEN 16
 
 enum nsguard_mode {
@@ -59,6 +67,13 @@ struct nsguard_policy {
 	__u32 base_level; /* level of the container's own user namespace */
 	__u32 err; /* positive errno returned on deny; 0 means EPERM */
 	__u64 cgroup_id; /* cgroup the policy is attached to */
+	/*
+	 * Event bound, kept by the program: user space writes zeros with every
+	 * policy, which starts a fresh window.
+	 */
+	__u64 window_start_ns; /* bpf_ktime_get_ns() when the window began */
+	__u32 window_events; /* events emitted in this window */
+	__u32 pad;
 };
 
 /*
@@ -70,11 +85,12 @@ struct nsguard_counters {
 	__u64 allowed; /* allowed silently */
 	__u64 denied;
 	__u64 audited; /* allowed and reported (audit mode) */
+	__u64 events_dropped; /* over the event bound, or the ring buffer full */
 };
 
 /* Value of the stats map (BPF_MAP_TYPE_PERCPU_ARRAY, one entry, key 0). */
 struct nsguard_stats {
-	__u64 events_dropped; /* ring buffer full */
+	__u64 events_dropped; /* all containers: over their bound, or ring full */
 	__u64 decisions;
 };
 

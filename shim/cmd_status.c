@@ -48,6 +48,7 @@ static int show_one(const struct nsguard_record *rec, void *data)
 		printf("  allowed:    %llu\n", (unsigned long long)cnt.allowed);
 		printf("  denied:     %llu\n", (unsigned long long)cnt.denied);
 		printf("  audited:    %llu\n", (unsigned long long)cnt.audited);
+		printf("  dropped:    %llu events\n", (unsigned long long)cnt.events_dropped);
 		printf("  link:       %s\n\n", attached ? rec->link_pin : "not pinned (detached)");
 		return 0;
 	}
@@ -65,7 +66,8 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	    !cJSON_AddBoolToObject(o, "attached", attached) ||
 	    !cJSON_AddNumberToObject(o, "allowed", (double)cnt.allowed) ||
 	    !cJSON_AddNumberToObject(o, "denied", (double)cnt.denied) ||
-	    !cJSON_AddNumberToObject(o, "audited", (double)cnt.audited))
+	    !cJSON_AddNumberToObject(o, "audited", (double)cnt.audited) ||
+	    !cJSON_AddNumberToObject(o, "events_dropped", (double)cnt.events_dropped))
 		return -ENOMEM;
 	return 0;
 }

@@ -415,6 +415,8 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 	}
 	/* Until this lands the storage reads all-zero, which denies. */
 	p.cgroup_id = cgroup_id;
+	p.window_start_ns = 0; /* a new policy starts a fresh event window */
+	p.window_events = 0;
 	err = fault("policy-write") ?: bpf_map_update_elem(g->policies_fd, &cgroup_id, &p, BPF_EXIST);
 	if (err) {
 		/* A new link reads deny (reset_storage); a rewrite keeps the old policy. */
@@ -456,8 +458,11 @@ int guard_read_policy(struct guard *g, __u64 cgroup_id, struct nsguard_policy *p
 	return 0;
 }
 
-/* Per-CPU values come back one per possible CPU, each rounded up to 8 bytes. */
-static int read_percpu(int fd, const void *key, size_t size, __u64 *sum, size_t nfields)
+/*
+ * Per-CPU values come back one per possible CPU, each rounded up to 8 bytes.
+ * The values are structs of __u64 counts only: sum them field by field.
+ */
+static int read_percpu(int fd, const void *key, __u64 *sum, size_t size)
 {
 	cleanup_free char *buf = NULL;
 	int ncpu = libbpf_num_possible_cpus();
@@ -471,40 +476,36 @@ static int read_percpu(int fd, const void *key, size_t size, __u64 *sum, size_t 
 	err = bpf_map_lookup_elem(fd, key, buf);
 	if (err)
 		return err;
-	memset(sum, 0, nfields * sizeof(*sum));
+	memset(sum, 0, size);
 	for (int c = 0; c < ncpu; c++) {
 		const __u64 *v = (const __u64 *)(buf + c * ROUND8(size));
 
-		for (size_t i = 0; i < nfields; i++)
+		for (size_t i = 0; i < size / sizeof(__u64); i++)
 			sum[i] += v[i];
 	}
 	return 0;
 }
 
+_Static_assert(sizeof(struct nsguard_counters) % sizeof(__u64) == 0, "counters are __u64s");
+_Static_assert(sizeof(struct nsguard_stats) % sizeof(__u64) == 0, "stats are __u64s");
+
 int guard_read_counters(struct guard *g, __u64 cgroup_id, struct nsguard_counters *cnt)
 {
-	__u64 v[3];
-	int err = read_percpu(g->counters_fd, &cgroup_id, sizeof(*cnt), v, 3);
+	int err = read_percpu(g->counters_fd, &cgroup_id, (__u64 *)cnt, sizeof(*cnt));
 
 	if (err)
 		return nsg_fail(-err, "reading the counters of cgroup %llu: %s",
 				(unsigned long long)cgroup_id, strerror(-err));
-	cnt->allowed = v[0];
-	cnt->denied = v[1];
-	cnt->audited = v[2];
 	return 0;
 }
 
 int guard_read_stats(struct guard *g, struct nsguard_stats *stats)
 {
 	__u32 zero = 0;
-	__u64 v[2];
-	int err = read_percpu(g->stats_fd, &zero, sizeof(*stats), v, 2);
+	int err = read_percpu(g->stats_fd, &zero, (__u64 *)stats, sizeof(*stats));
 
 	if (err)
 		return nsg_fail(-err, "reading the stats map: %s", strerror(-err));
-	stats->events_dropped = v[0];
-	stats->decisions = v[1];
 	return 0;
 }
 

@@ -23,6 +23,8 @@
  *                             move itself into DIR/cgroup.procs, then run
  *                             nsg-userns CMD... (a move anywhere the
  *                             container can write, not just below its own)
+ *   nsg-userns flood N        N unshare(CLONE_NEWUSER) calls in a loop; the
+ *                             line counts how many failed (a deny flood)
  *   nsg-userns hold PATH      unshare(CLONE_NEWUSER) + maps, write its pid
  *                             to PATH, then sleep forever (a user namespace others can
  *                             setns into via /proc/PID/ns/user)
@@ -369,10 +371,29 @@ static int do_hold(const char *cmd, const char *path)
 		pause();
 }
 
+static int do_flood(const char *cmd, long n)
+{
+	long failed = 0;
+	int e = 0;
+
+	for (long i = 0; i < n; i++) {
+		if (unshare(CLONE_NEWUSER) < 0) {
+			failed++;
+			e = errno;
+		} else {
+			/* The first one allowed ends the flood: a new level was made. */
+			printf("%s: ok after=%ld\n", cmd, i);
+			return 0;
+		}
+	}
+	printf("%s: fail count=%ld errno=%s\n", cmd, failed, errname(e));
+	return 1;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: nsg-userns unshare|clone|clone3|level|reexec|cgroup-escape\n"
-			"       nsg-userns nest N | chain N | setns PATH | hold PATH\n"
+			"       nsg-userns nest N | chain N | setns PATH | hold PATH | flood N\n"
 			"       nsg-userns move DIR CMD...\n");
 	return 2;
 }
@@ -417,6 +438,8 @@ int main(int argc, char **argv)
 		return do_setns(cmd, argv[2]);
 	if (!strcmp(cmd, "move") && argc >= 4)
 		return do_move(cmd, argv[2], argv + 3);
+	if (!strcmp(cmd, "flood") && argc == 3 && atol(argv[2]) > 0)
+		return do_flood(cmd, atol(argv[2]));
 	if (!strcmp(cmd, "hold") && argc == 3)
 		return do_hold(cmd, argv[2]);
 	return usage();

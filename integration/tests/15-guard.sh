@@ -72,7 +72,9 @@ for i in 1 2 3 4; do mkdir -p "$T/race$i"; done
 for i in 1 2 3 4; do "$NSG" attach --cgroup smoke/race$i --id race$i >/tmp/race$i.out 2>&1 & done
 wait
 progs=$(bpftool -j prog show | jq '[.[] | select(.name // "" | startswith("nsguard_userns"))] | length')
-if [ "$progs" = 1 ] && [ "$(find /run/nsguard/containers -name 'race*.json' | wc -l)" = 4 ] &&
+if [ -n "$(two_cpus)" ]; then
+	ko concurrent-first-load "$(two_cpus)"
+elif [ "$progs" = 1 ] && [ "$(find /run/nsguard/containers -name 'race*.json' | wc -l)" = 4 ] &&
 	[ "$(userns race3)" = EPERM ]; then
 	ok concurrent-first-load
 else
@@ -210,8 +212,9 @@ mkdir -p "$T/nopol"
 attach --cgroup smoke/nopol --mode allow --id nopol || ko attach-nopol "attach failed"
 cgid=$(stat -c %i "$T/nopol")
 key=$(printf '%016x' "$cgid" | sed -E 's/(..)/\1 /g' | awk '{for (i = NF; i > 0; i--) printf "%s ", $i}')
+vsize=$(bpftool -j map show pinned /sys/fs/bpf/nsguard/policies | jq .bytes_value)
 # shellcheck disable=SC2086,SC2046 # the bytes are separate words
-bpftool map update pinned /sys/fs/bpf/nsguard/policies key hex $key value hex $(printf '00 %.0s' $(seq 24))
+bpftool map update pinned /sys/fs/bpf/nsguard/policies key hex $key value hex $(printf '00 %.0s' $(seq "$vsize"))
 timeout --preserve-status -s INT 3 "$NSG" monitor >/dev/null # drain
 "$NSG" monitor --json --count 1 >/tmp/nopol.json &
 mon=$!

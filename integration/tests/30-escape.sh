@@ -183,6 +183,57 @@ case_side_by_side() {
 }
 ct_case side-by-side case_side_by_side
 
+# --- one container's flood of refused requests does not drown another's
+# events (#11): with the monitor stopped, a deny container makes 6000 refused
+# unshares (more than the ring holds), then an audit container makes one.  The
+# audit event arrives, and every flood event is either delivered or counted as
+# dropped in the flooder's own status.
+case_event_flood() {
+	local a=flood-$S b=flood-audit-$S n=6000 dropped delivered
+	start_guarded "$a" || return 1
+	start_guarded "$b" --mode audit --depth 1 || return 1
+	ct_monitor_ensure
+	[ -n "$CT_MON_PID" ] || { CT_WHY="no monitor running"; return 1; }
+	kill -STOP "$CT_MON_PID"
+	ct_exec "$a" nsg-userns flood $n
+	want_run "flood" 1 "flood: fail count=$n errno=EPERM" || { kill -CONT "$CT_MON_PID"; return 1; }
+	ct_exec "$b" nsg-userns unshare
+	kill -CONT "$CT_MON_PID"
+	want_run "audit container" 0 "unshare: ok" || return 1
+	want_eq "audit container's event" "$(ct_events "$b" 1)" "audit:mode:-:d1" || return 1
+	want_eq "audit container's dropped events" "$(ct_dropped "$b")" 0 || return 1
+	want_eq "flood counts" "$(ct_counts "$a")" "allowed=0 denied=$n audited=0" || return 1
+	dropped=$(ct_dropped "$a")
+	[ "${dropped:-0}" -gt 0 ] || { CT_WHY="flood: events_dropped '$dropped', want > 0"; return 1; }
+	delivered=$(ct_events "$a" $((n - dropped)) | wc -w)
+	want_eq "flood events delivered + dropped" $((delivered + dropped)) $n
+}
+ct_case event-flood-bounded case_event_flood
+
+# --- the same with the monitor reading, two containers flooding at once on
+# two CPUs: every event of each is delivered once or counted as dropped.
+case_event_flood_reading() {
+	local a=floodr-a-$S b=floodr-b-$S n=3000 id dropped delivered pa pb
+	CT_WHY=$(two_cpus)
+	[ -z "$CT_WHY" ] || return 1
+	start_guarded "$a" || return 1
+	start_guarded "$b" --errno ENOSPC || return 1
+	ct_monitor_ensure
+	"$CRUN" --root "$CT_RUNROOT" exec "$a" nsg-userns flood $n >"$CT_WORK/floodr-a" 2>&1 &
+	pa=$!
+	"$CRUN" --root "$CT_RUNROOT" exec "$b" nsg-userns flood $n >"$CT_WORK/floodr-b" 2>&1 &
+	pb=$!
+	wait $pa $pb
+	want_eq "flood a" "$(cat "$CT_WORK/floodr-a")" "flood: fail count=$n errno=EPERM" || return 1
+	want_eq "flood b" "$(cat "$CT_WORK/floodr-b")" "flood: fail count=$n errno=ENOSPC" || return 1
+	for id in "$a" "$b"; do
+		dropped=$(ct_dropped "$id")
+		delivered=$(ct_events "$id" $((n - ${dropped:-0})) | wc -w)
+		want_eq "$id: events delivered + dropped" $((delivered + dropped)) $n || return 1
+	done
+}
+ct_case event-flood-monitor-reading case_event_flood_reading
+
 # --- a guarded cgroup below another guarded container's cgroup: the most
 # restrictive policy wins.  The inner policy is attached with `nsguard attach`
 # to a child of the outer container's cgroup, and a process is run there.

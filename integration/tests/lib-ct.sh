@@ -379,6 +379,10 @@ ct_status() { ct_info_status "$(ct_info "$1")"; }
 # ct_counts ID: "allowed=A denied=D audited=U" or "missing".
 ct_counts() { ct_info_counts "$(ct_info "$1")"; }
 
+# ct_dropped ID: events of container ID dropped by the event bound or a full
+# ring (its events_dropped in `status --json`).
+ct_dropped() { ct_status_json | "$JQ" -r --arg id "$1" '.containers[]? | select(.id == $id) | .events_dropped'; }
+
 # ct_status_ids PREFIX: ids in `status --json` starting with PREFIX, sorted,
 # on one line; one whose link is not pinned shows as "ID(detached)".
 ct_status_ids() {
