@@ -22,25 +22,57 @@ static bool record_cgroup_alive(const struct nsguard_record *rec)
 	return cgroup_id_alive(CGROUP_ROOT, rec->cgroup_id);
 }
 
+/* child is strictly below parent ("/a/b" below "/a", not "/ab"). */
+static bool path_below(const char *child, const char *parent)
+{
+	size_t n = strlen(parent);
+
+	return strncmp(child, parent, n) == 0 && child[n] == '/' && child[n + 1];
+}
+
+struct claim_ctx {
+	const char *id;
+	const char *cgroup_path;
+	__u64 cgid;
+	bool container; /* a container's hook, not the admin's nsguard attach */
+};
+
+/*
+ * Another container's record that this guard would act on: one for the same
+ * cgroup, or a live guarded cgroup below it (its processes, now or after a
+ * later exec, would get this container's policy too).
+ */
+static int claim_cb(const struct nsguard_record *rec, void *data)
+{
+	const struct claim_ctx *c = data;
+
+	if (strcmp(rec->id, c->id) == 0)
+		return 0;
+	if (rec->cgroup_id == c->cgid)
+		return nsg_fail(EBUSY, "cgroup %s is already guarded for container %s; detach it first",
+				c->cgroup_path, rec->id);
+	if (c->container && path_below(rec->cgroup_path, c->cgroup_path) &&
+	    guard_link_pinned(rec->cgroup_id) &&
+	    record_cgroup_alive(rec))
+		return nsg_fail(EBUSY,
+				"cgroup %s is above cgroup %s, which is guarded for container %s; "
+				"its policy would apply there too",
+				c->cgroup_path, rec->cgroup_path, rec->id);
+	return 0;
+}
+
 /* Under the lock: may id guard cgid?  *stale is a record of id to move. */
-static int check_claims(const char *id, const char *cgroup_path, __u64 cgid,
+static int check_claims(const char *id, const char *cgroup_path, __u64 cgid, bool container,
 			struct nsguard_record *stale, bool *move)
 {
-	struct nsguard_record other = { 0 };
+	struct claim_ctx c = { .id = id, .cgroup_path = cgroup_path, .cgid = cgid,
+			       .container = container };
 	int err = 0;
 
 	*move = false;
-	/* One guard per cgroup: another container's record owns it. */
-	err = record_find_cgroup(NSGUARD_RECORD_DIR, cgid, &other);
-	if (err == 0 && strcmp(other.id, id) != 0) {
-		err = nsg_fail(EBUSY, "cgroup %s is already guarded for container %s; detach it first",
-			       cgroup_path, other.id);
-		record_free(&other);
-		return err;
-	}
-	if (err == 0)
-		record_free(&other);
-	else if (err != -ENOENT)
+	/* One guard per cgroup, and none above another container's. */
+	err = record_foreach(NSGUARD_RECORD_DIR, claim_cb, &c);
+	if (err)
 		return err;
 	/*
 	 * One cgroup per id: a second container that takes a guarded id (under
@@ -107,7 +139,7 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool sha
 	err = guard_lock(&lock);
 	if (err)
 		return err;
-	err = check_claims(id, cgroup_path, cgid, &stale, &move);
+	err = check_claims(id, cgroup_path, cgid, pid > 0, &stale, &move);
 	if (err) {
 		/* The id and the cgroup path are the container creator's. */
 		*claim_refused = err == -EBUSY;

@@ -286,6 +286,7 @@ void oci_state_free(struct oci_state *st)
 		free(st->mounts[i].type);
 	}
 	free(st->mounts);
+	free(st->cgroups_path);
 	free(st->oci_version);
 	free(st->id);
 	free(st->bundle);
@@ -438,6 +439,7 @@ static int add_mounts(struct oci_state *st, const cJSON *arr, const char *what)
 static int merge_config(struct oci_state *st, const char *buf, size_t len, const char *what)
 {
 	cleanup_cjson cJSON *doc = NULL;
+	const cJSON *lx;
 	int err = 0;
 
 	err = parse_doc(buf, len, what, &doc);
@@ -452,6 +454,16 @@ static int merge_config(struct oci_state *st, const char *buf, size_t len, const
 	if (err < 0)
 		return err;
 	st->have_config = true;
+	lx = cJSON_GetObjectItemCaseSensitive(doc, "linux");
+	if (lx && !cJSON_IsNull(lx)) {
+		if (!cJSON_IsObject(lx))
+			return nsg_fail(EINVAL, "%s: \"linux\" is not an object", what);
+		err = check_duplicates(lx, what, false);
+		if (!err)
+			err = get_string(lx, "cgroupsPath", false, what, &st->cgroups_path);
+		if (err)
+			return err;
+	}
 	return add_mounts(st, cJSON_GetObjectItemCaseSensitive(doc, "mounts"), what);
 }
 

@@ -54,6 +54,7 @@ struct oci_state {
 	bool have_config;
 	struct oci_mount *mounts;
 	size_t n_mounts;
+	char *cgroups_path; /* linux.cgroupsPath; NULL if absent */
 };
 
 /*
@@ -69,7 +70,8 @@ int oci_state_read_fd(int fd, struct oci_state *out);
 /*
  * Add the nsguard.io/ annotations of <bundle>/config.json that the state does
  * not carry (the state wins key by key), and read its "mounts" (at most
- * OCI_MOUNTS_MAX; have_config tells whether there was a config.json).  A
+ * OCI_MOUNTS_MAX) and linux.cgroupsPath (have_config tells whether there was
+ * a config.json).  A
  * missing config.json is not an error; one over OCI_CONFIG_MAX is (-EFBIG).
  */
 int oci_state_merge_bundle_annotations(struct oci_state *st);

@@ -291,6 +291,65 @@ static int runs_as_host_root(const char *proc_root, pid_t pid, bool *host_root)
 	return scope_maps_host_root(map, host_root);
 }
 
+/* Does path hold the components of want ("a/b", no leading '/') in a row? */
+static bool has_components(const char *path, const char *want)
+{
+	size_t n = strlen(want);
+
+	for (const char *p = path; (p = strchr(p, '/')); p++)
+		if (strncmp(p + 1, want, n) == 0 && (p[1 + n] == '/' || p[1 + n] == '\0'))
+			return true;
+	return false;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int scope_in_runtime_cgroup(const char *target, const char *cgroups_path)
+{
+	cleanup_free char *want = NULL;
+	const char *c1, *c2;
+	size_t n;
+	bool in;
+
+	if (!cgroups_path || !*cgroups_path)
+		return 0;
+	c1 = strchr(cgroups_path, ':');
+	c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	if (cgroups_path[0] == '/') {
+		n = strlen(cgroups_path);
+		while (n > 1 && cgroups_path[n - 1] == '/')
+			n--;
+		in = n == 1 || (strncmp(target, cgroups_path, n) == 0 &&
+				(target[n] == '\0' || target[n] == '/'));
+	} else if (c2 && !strchr(c2 + 1, ':')) {
+		/* systemd: "slice:prefix:name" names the unit prefix-name.scope. */
+		const char *name = c2 + 1;
+
+		if (ends_with(name, ".scope") || ends_with(name, ".slice"))
+			want = strdup(name);
+		else if (asprintf(&want, "%.*s%s%s.scope", (int)(c2 - c1 - 1), c1 + 1,
+				  c2 - c1 > 1 ? "-" : "", name) < 0)
+			want = NULL;
+		if (!want)
+			return nsg_fail(ENOMEM, "out of memory");
+		in = *name && !strchr(want, '/') && has_components(target, want);
+	} else {
+		in = has_components(target, cgroups_path);
+	}
+	if (!in)
+		return nsg_fail(EPERM,
+				"the cgroup to guard, %.200s, is not the container's cgroup that "
+				"config.json's linux.cgroupsPath \"%.200s\" names, nor below it: "
+				"the container would not be all that is guarded",
+				target, cgroups_path);
+	return 0;
+}
+
 int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
 		  const char *init_path, char **target_out, const char **how)
 {
@@ -316,6 +375,10 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 			return err;
 		*how = "its cgroup namespace root";
 	}
+	/* Where the runtime put it, not where the process happens to be. */
+	err = scope_in_runtime_cgroup(root, st->cgroups_path);
+	if (err)
+		return err;
 	err = runs_as_host_root(proc_root, st->pid, &host_root);
 	if (err)
 		return err;

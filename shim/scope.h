@@ -33,6 +33,18 @@
 int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
 		  const char *init_path, char **target_out, const char **how);
 
+/*
+ * target is the cgroup the runtime made for the container from config.json's
+ * linux.cgroupsPath, or below it (-EPERM naming both otherwise):
+ * - "/a/b" (cgroupfs): target is /a/b or below it;
+ * - "slice:prefix:name" (systemd): a component of target is the unit,
+ *   "prefix-name.scope" ("name" itself if it ends in .scope or .slice);
+ * - "a/b" (relative to a place the runtime picks): target has the components
+ *   a/b in a row.
+ * NULL or "" (the runtime's default place) is not checked.
+ */
+int scope_in_runtime_cgroup(const char *target, const char *cgroups_path);
+
 /* Parts, for tests. */
 
 /*

@@ -9,6 +9,7 @@ set -u
 ct_init
 
 S=$CT_SUFFIX
+OPEN_CONF=$(ct_conf fail-open 'fail-mode = open')
 
 # escape_case ID PROBE LINE-GLOB [BUNDLE OPTIONS...]: PROBE in a deny/EACCES
 # container is refused exactly once and reported.
@@ -102,6 +103,57 @@ case_hostns_userns() {
 	escape_refused "$id" "nsg-userns unshare" "unshare: fail errno=EACCES"
 }
 ct_case escape/host-cgroupns-userns-guarded case_hostns_userns
+
+# --- never above another container's guard (#11 item 2): container B's guard
+# stays on its cgroup while B is stopped and not yet deleted (empty cgroup,
+# record and pin kept); a container whose cgroup is B's parent is refused,
+# or its policy would land on B's cgroup too.
+case_above_guarded() {
+	local a=above-$S b=above-$S-inner cga cgb pa pb
+	cga=$CT_CGFS/$CT_CGPARENT/$a
+	cgb=$cga/inner
+	mkdir -p "$cgb" || { CT_WHY="mkdir $cgb"; return 1; }
+	pb=$(ct_spawn_init "$cgb" sleep 600) || { CT_WHY="cannot start a process in $cgb"; return 1; }
+	sleep 0.3
+	ct_bundle "$b" --cgpath "/$CT_CGPARENT/$a/inner" -- true || return 1
+	ct_hook createRuntime "$(ct_state "$b" "$pb" "$CT_WORK/b/$b")" --config "$CT_CONF"
+	want_eq "hook for $b" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	kill "$pb"
+	wait "$pb" 2>/dev/null
+	pa=$(ct_spawn_init "$cga" sleep 600) || { CT_WHY="cannot start a process in $cga"; return 1; }
+	sleep 0.3
+	ct_bundle "$a" --cgpath "/$CT_CGPARENT/$a" -- true || return 1
+	ct_hook createRuntime "$(ct_state "$a" "$pa" "$CT_WORK/b/$a")" --config "$OPEN_CONF"
+	kill "$pa"
+	wait "$pa" 2>/dev/null
+	want_run "hook for $a (fail-mode open)" 1 \
+		"*cgroup /$CT_CGPARENT/$a is above cgroup /$CT_CGPARENT/$a/inner, which is guarded for container $b*" ||
+		return 1
+	[ ! -e "$CT_PINS/links/$(ct_cgid "$cga")" ] || { CT_WHY="$a's cgroup got a link"; return 1; }
+	CT_OUT=$("$NSGUARD" detach --id "$b" 2>&1) || { CT_WHY="detach $b: $CT_OUT"; return 1; }
+	rmdir "$cgb" "$cga"
+}
+ct_hook_case escape/above-another-guard-refused case_above_guarded
+
+# --- the cgroup guarded is where the runtime put the container: a process
+# found elsewhere than config.json's linux.cgroupsPath (the runtime did not
+# make its cgroup, or the pid is not the container's) is refused.
+case_not_runtime_cgroup() {
+	local id=rtcg-$S cg pid
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	sleep 0.3
+	ct_bundle "$id" --cgpath "/$CT_CGPARENT/$id-elsewhere" -- true || return 1
+	ct_hook createRuntime "$(ct_state "$id" "$pid" "$CT_WORK/b/$id")" --config "$OPEN_CONF"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	want_run "hook (fail-mode open)" 1 \
+		"*the cgroup to guard, /$CT_CGPARENT/$id, is not the container's cgroup that config.json's linux.cgroupsPath \"/$CT_CGPARENT/$id-elsewhere\" names*" ||
+		return 1
+	[ ! -e "$CT_RECORDS/$id.json" ] || { CT_WHY="a record was written"; return 1; }
+	rmdir "$cg"
+}
+ct_hook_case escape/not-the-runtime-cgroup-refused case_not_runtime_cgroup
 
 ct_case escape/reexec escape_case escape-reexec "nsg-userns reexec" "unshare: fail errno=EACCES"
 ct_case escape/fork-chain-16 escape_case escape-chain "nsg-userns chain 16" "chain: fail pid=* errno=EACCES"

@@ -321,11 +321,19 @@ ct_spawn_in() {
 # ct_spawn_init CGDIR CMD...: ct_spawn_in for a stand-in of a container's
 # init, with a cgroup and mount namespace of its own as runtimes give one
 # (the host's root in the host's namespaces could leave any cgroup, and
-# nsguard refuses it); prints its pid.
+# nsguard refuses it); waits until CMD runs, then prints its pid.
 ct_spawn_init() {
-	local cg=$1
+	local cg=$1 pid comm
+	comm=${2##*/}
 	shift
-	ct_spawn_in "$cg" unshare -C -m "$@"
+	pid=$(ct_spawn_in "$cg" unshare -C -m "$@") || return 1
+	# Ready once unshare has exec'd CMD, so the namespaces exist.
+	for _ in $(seq 100); do
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "${comm:0:15}" ] && { echo "$pid"; return 0; }
+		sleep 0.1
+	done
+	echo "ct_spawn_init: $* did not start in $cg" >&2
+	return 1
 }
 
 # ct_spawn_ready CGDIR CMD...: ct_spawn_in, then wait (10 s at most) until the

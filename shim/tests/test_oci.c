@@ -351,6 +351,33 @@ static void t_merge_mounts(void)
 	}
 }
 
+/* linux.cgroupsPath: where the runtime put the container (scope.c checks it). */
+static void t_merge_cgroups_path(void)
+{
+	static const char cfg[] = "{\"linux\":{\"cgroupsPath\":\"/nsg-ct/a\",\"x\":1}}";
+	static const char *bad_docs[] = {
+		"{\"linux\":[]}",
+		"{\"linux\":{\"cgroupsPath\":1}}",
+		/* A runtime in Go takes the last one: refuse, as for annotations. */
+		"{\"linux\":{\"cgroupsPath\":\"/a\",\"cgroupsPath\":\"/b\"}}",
+	};
+	struct oci_state st;
+
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
+	ASSERT_STREQ("/nsg-ct/a", st.cgroups_path);
+	oci_state_free(&st);
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, "{\"linux\":{}}", 12));
+	ASSERT_TRUE(st.cgroups_path == NULL);
+	oci_state_free(&st);
+	for (size_t i = 0; i < ARRAY_SIZE(bad_docs); i++) {
+		ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+		ASSERT_ERR(-EINVAL, oci_state_merge_config(&st, bad_docs[i], strlen(bad_docs[i])));
+		oci_state_free(&st);
+	}
+}
+
 /* "{"annotations":{"k0":"v","k1":"v",...}}" with n keys named PREFIX<i>. */
 static char *annotations_doc(const char *prefix, size_t n)
 {
@@ -550,6 +577,7 @@ void suite_oci(void)
 	TEST_CASE("oci", "merge-state-wins", t_merge_state_wins);
 	TEST_CASE("oci", "merge-no-annotations", t_merge_no_annotations);
 	TEST_CASE("oci", "merge-mounts", t_merge_mounts);
+	TEST_CASE("oci", "merge-cgroups-path", t_merge_cgroups_path);
 	TEST_CASE("oci", "merge-many-foreign-annotations", t_merge_many_foreign);
 	TEST_CASE("oci", "merge-too-many-nsguard-annotations", t_merge_too_many_ours);
 	TEST_CASE("oci", "merge-bound-counts-added-keys", t_merge_bound_counts_added);

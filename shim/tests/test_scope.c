@@ -209,6 +209,43 @@ static void t_sole_through(void)
 	ASSERT_EQ(0, system(cmd));
 }
 
+static const struct {
+	const char *target, *cgroups_path;
+	int err;
+} runtime_rows[] = {
+	{ "/nsg-ct/a", NULL, 0 },
+	{ "/nsg-ct/a", "", 0 },
+	/* cgroupfs: the path or below it, on component boundaries. */
+	{ "/nsg-ct/a", "/nsg-ct/a", 0 },
+	{ "/nsg-ct/a/container", "/nsg-ct/a", 0 },
+	{ "/nsg-ct/a", "/nsg-ct/a/", 0 },
+	{ "/nsg-ct/ab", "/nsg-ct/a", -EPERM },
+	{ "/nsg-ct", "/nsg-ct/a", -EPERM },
+	{ "/other", "/nsg-ct/a", -EPERM },
+	/* systemd: the unit is a component of the path. */
+	{ "/machine.slice/libpod-abc.scope", "machine.slice:libpod:abc", 0 },
+	{ "/machine.slice/libpod-abc.scope/container", "machine.slice:libpod:abc", 0 },
+	{ "/system.slice/abc.scope", "system.slice::abc", 0 },
+	{ "/system.slice/x.slice", "system.slice::x.slice", 0 },
+	{ "/machine.slice/libpod-abcd.scope", "machine.slice:libpod:abc", -EPERM },
+	{ "/machine.slice", "machine.slice:libpod:abc", -EPERM },
+	{ "/machine.slice/libpod-abc.scope", "machine.slice:libpod:", -EPERM },
+	/* relative: the components in a row, wherever the runtime put them. */
+	{ "/user.slice/run/nsg/a", "nsg/a", 0 },
+	{ "/user.slice/run/nsg/a/sub", "nsg/a", 0 },
+	{ "/user.slice/run/nsg/ab", "nsg/a", -EPERM },
+	{ "/user.slice/xnsg/a", "nsg/a", -EPERM },
+};
+
+static void runtime_row(size_t i)
+{
+	int err = scope_in_runtime_cgroup(runtime_rows[i].target, runtime_rows[i].cgroups_path);
+
+	ASSERT_EQ(runtime_rows[i].err, err);
+	if (err)
+		ASSERT_MSG("linux.cgroupsPath");
+}
+
 void suite_scope(void)
 {
 	char name[128];
@@ -216,6 +253,11 @@ void suite_scope(void)
 	for (size_t i = 0; i < ARRAY_SIZE(strip_rows); i++) {
 		snprintf(name, sizeof(name), "strip-%zu-%s", i, strip_rows[i].err ? "refused" : "ok");
 		TEST_CASE("scope", name, strip_row, i);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(runtime_rows); i++) {
+		snprintf(name, sizeof(name), "runtime-cgroup-%zu-%s", i,
+			 runtime_rows[i].err ? "refused" : "ok");
+		TEST_CASE("scope", name, runtime_row, i);
 	}
 	TEST_CASE("scope", "exposing-mounts", t_exposing_mount);
 	TEST_CASE("scope", "uid-map-host-root", t_maps_host_root);
