@@ -17,3 +17,14 @@ $(BUILD)/nsguard.bpf.o: bpf/nsguard.bpf.c bpf/nsguard.h bpf/bpf.mk $(BUILD)/vmli
 $(BUILD)/nsguard.skel.h: $(BUILD)/nsguard.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name nsguard > $@.tmp && mv $@.tmp $@
+
+# The layout-changed program of build/nsguard-next (shim/shim.mk).
+$(BUILD)/next/nsguard.bpf.o: bpf/nsguard.bpf.c bpf/nsguard.h bpf/bpf.mk $(BUILD)/vmlinux.h
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DNSGUARD_ABI_NEXT -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(BUILD)/next/nsguard.skel.h: $(BUILD)/next/nsguard.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name nsguard > $@.tmp && mv $@.tmp $@

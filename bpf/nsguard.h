@@ -62,6 +62,10 @@ enum nsguard_reason {
  * all-zero (mode NONE, deny) until user space writes it.
  */
 struct nsguard_policy {
+#ifdef NSGUARD_ABI_NEXT
+	/* Only in build/nsguard-next, the test stand-in for a newer layout. */
+	__u64 next_field;
+#endif
 	__u32 mode; /* enum nsguard_mode */
 	__u32 max_depth; /* nested levels allowed below base_level */
 	__u32 base_level; /* level of the container's own user namespace */

@@ -3,7 +3,7 @@
 #
 # nsg-userns is copied into busybox container rootfs by
 # integration/tests/lib-ct.sh, so it must be static (glibc static is fine).
-GUEST_DEPS += $(BUILD)/nsg-userns $(BUILD)/nsguard-fault
+GUEST_DEPS += $(BUILD)/nsg-userns $(BUILD)/nsguard-fault $(BUILD)/nsguard-next
 
 $(BUILD)/nsg-userns: integration/guest/nsg-userns.c | $(BUILD)
 	$(call msg,CC,$@)

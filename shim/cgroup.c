@@ -426,7 +426,7 @@ int cgroup_check_sole(const char *cgroup_root, const char *path, const char *ini
 #define FILEID_KERNFS 0xfe
 #endif
 
-bool cgroup_id_alive(const char *cgroup_root, __u64 id)
+int cgroup_open_id(const char *cgroup_root, __u64 id)
 {
 	struct {
 		struct file_handle fh;
@@ -437,14 +437,23 @@ bool cgroup_id_alive(const char *cgroup_root, __u64 id)
 
 	root = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
-		return true; /* cannot tell: keep it */
+		return -errno;
 	memcpy(h.fh.f_handle, &id, sizeof(id));
-	fd = open_by_handle_at(root, &h.fh, O_RDONLY | O_CLOEXEC);
+	fd = open_by_handle_at(root, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ESTALE ? -ENOENT : -errno;
+	return fd;
+}
+
+bool cgroup_id_alive(const char *cgroup_root, __u64 id)
+{
+	int fd = cgroup_open_id(cgroup_root, id);
+
 	if (fd >= 0) {
 		close(fd);
 		return true;
 	}
-	return errno != ESTALE && errno != ENOENT;
+	return fd != -ENOENT; /* cannot tell: keep it */
 }
 
 int cgroup_populated(const char *cgroup_root, const char *path, bool *populated)

@@ -56,6 +56,8 @@ int proc_stat_read(const char *proc_root, pid_t pid, char *state, __u64 *start);
  * ids); true when it cannot tell, so that callers keep what they have.
  */
 bool cgroup_id_alive(const char *cgroup_root, __u64 id);
+/* Open the cgroup with this id wherever it is now; -ENOENT when it is gone. */
+int cgroup_open_id(const char *cgroup_root, __u64 id);
 /* "populated 1" in path's cgroup.events: processes in it or below. */
 int cgroup_populated(const char *cgroup_root, const char *path, bool *populated);
 

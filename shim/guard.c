@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
+#include <dirent.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -120,10 +121,11 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-static void guard_init(struct guard *g)
+static void guard_init(struct guard *g, const char *dir)
 {
 	g->prog_fd = g->policies_fd = g->counters_fd = g->stats_fd = g->events_fd = -1;
 	g->loaded_now = false;
+	g->dir = dir;
 }
 
 void guard_close(struct guard *g)
@@ -137,48 +139,152 @@ void guard_close(struct guard *g)
 	}
 }
 
+/*
+ * The pinned objects, relative to the pin directory, with what a matching
+ * map must look like: a program built from another nsguard.bpf.o must never
+ * get this build's policies written at this build's offsets.
+ */
 static const struct {
-	const char *path;
+	const char *name;
 	size_t off;
+	__u32 type; /* BPF_MAP_TYPE_*; 0 for the program */
+	__u32 value_size; /* 0: not checked (ring buffer) */
+	__u32 max_entries; /* 0: not checked (cgroup storage) */
 } pins[] = {
-	{ NSGUARD_PIN_POLICIES, offsetof(struct guard, policies_fd) },
-	{ NSGUARD_PIN_COUNTERS, offsetof(struct guard, counters_fd) },
-	{ NSGUARD_PIN_STATS, offsetof(struct guard, stats_fd) },
-	{ NSGUARD_PIN_EVENTS, offsetof(struct guard, events_fd) },
+	{ "policies", offsetof(struct guard, policies_fd), BPF_MAP_TYPE_CGROUP_STORAGE,
+	  sizeof(struct nsguard_policy), 0 },
+	{ "counters", offsetof(struct guard, counters_fd), BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE,
+	  sizeof(struct nsguard_counters), 0 },
+	{ "stats", offsetof(struct guard, stats_fd), BPF_MAP_TYPE_PERCPU_ARRAY,
+	  sizeof(struct nsguard_stats), 1 },
+	{ "events", offsetof(struct guard, events_fd), BPF_MAP_TYPE_RINGBUF, 0,
+	  NSGUARD_EVENTS_SIZE },
 	/* The program last: its pin marks a complete set. */
-	{ NSGUARD_PIN_PROG, offsetof(struct guard, prog_fd) },
+	{ "prog", offsetof(struct guard, prog_fd), 0, 0, 0 },
 };
 
 #define PIN_FD(g, i) ((int *)((char *)(g) + pins[i].off))
 
+/* dir/name; an empty path (which every call then fails on) if too long. */
+static void pin_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	if (snprintf(buf, len, "%s/%s", dir, name) >= (int)len)
+		buf[0] = '\0';
+}
+
+/*
+ * This build's ABI: a hash (FNV-1a) of the BPF object it carries.  Any change
+ * to the program or its maps changes it; its marker abi-<hash> sits beside
+ * the pins.
+ */
+void guard_abi(char out[GUARD_ABI_LEN])
+{
+	size_t sz = 0;
+	const unsigned char *p = nsguard__elf_bytes(&sz);
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < sz; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	for (int i = GUARD_ABI_LEN - 2; i >= 0; i--, h >>= 4)
+		out[i] = "0123456789abcdef"[h & 0xf];
+	out[GUARD_ABI_LEN - 1] = '\0';
+}
+
+/* The abi-* marker in dir ("" if none, "?" if several). */
+static void pinned_abi(const char *dir, char *out, size_t len)
+{
+	cleanup_closedir DIR *d = opendir(dir);
+	struct dirent *e;
+
+	snprintf(out, len, "%s", "");
+	while (d && (e = readdir(d)))
+		if (strncmp(e->d_name, "abi-", 4) == 0)
+			snprintf(out, len, "%s", out[0] ? "?" : e->d_name + 4);
+}
+
+/* The pins in g->dir are this build's: the marker, and each map's shape. */
+static int check_pins(struct guard *g)
+{
+	char abi[GUARD_ABI_LEN], found[64], why[160] = "";
+
+	guard_abi(abi);
+	pinned_abi(g->dir, found, sizeof(found));
+	if (strcmp(found, abi) != 0)
+		snprintf(why, sizeof(why), "its ABI is %s, this nsguard's is %s",
+			 found[0] ? found : "unmarked (an nsguard older than 0.2)", abi);
+	for (size_t i = 0; !why[0] && i < ARRAY_SIZE(pins); i++) {
+		struct bpf_map_info info = { 0 };
+		__u32 len = sizeof(info);
+		int err;
+
+		if (!pins[i].type)
+			continue;
+		err = bpf_obj_get_info_by_fd(*PIN_FD(g, i), &info, &len);
+		if (err)
+			return nsg_fail(-err, "cannot read the pinned map %s/%s: %s", g->dir,
+					pins[i].name, strerror(-err));
+		if (info.type != pins[i].type ||
+		    (pins[i].value_size && info.value_size != pins[i].value_size) ||
+		    (pins[i].max_entries && info.max_entries != pins[i].max_entries))
+			snprintf(why, sizeof(why),
+				 "its map %s has type %u, value size %u, %u entries; this nsguard's "
+				 "has type %u, value size %u",
+				 pins[i].name, info.type, info.value_size, info.max_entries,
+				 pins[i].type, pins[i].value_size);
+	}
+	if (!why[0])
+		return 0;
+	return nsg_fail(ESTALE,
+			"the program pinned in %s comes from another nsguard build (%s): this one "
+			"will not write its policies into those maps; run 'nsguard upgrade' to "
+			"move the guarded cgroups to this build's program",
+			g->dir, why);
+}
+
 static int open_pins(struct guard *g)
 {
+	char path[256];
 	int fd;
 
 	for (size_t i = 0; i < ARRAY_SIZE(pins); i++) {
-		fd = bpf_obj_get(pins[i].path);
+		pin_path(path, sizeof(path), g->dir, pins[i].name);
+		fd = bpf_obj_get(path);
 		if (fd < 0) {
 			guard_close(g);
 			return nsg_fail(-fd,
 					"cannot open pinned %s: %s; if the pins are stale, detach "
 					"everything and `rm -r %s`",
-					pins[i].path, strerror(-fd), NSGUARD_PIN_DIR);
+					path, strerror(-fd), g->dir);
 		}
 		*PIN_FD(g, i) = fd;
 	}
 	return 0;
 }
 
-static void unpin_all(void)
+/* Remove the pins and markers of dir (not its links). */
+static void unpin_all(const char *dir)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(pins); i++)
-		unlink(pins[i].path);
+	cleanup_closedir DIR *d = opendir(dir);
+	char path[256];
+	struct dirent *e;
+
+	for (size_t i = 0; i < ARRAY_SIZE(pins); i++) {
+		pin_path(path, sizeof(path), dir, pins[i].name);
+		unlink(path);
+	}
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "abi-", 4) != 0)
+			continue;
+		pin_path(path, sizeof(path), dir, e->d_name);
+		rmdir(path);
+	}
 }
 
 static int load_and_pin(struct guard *g)
 {
 	struct nsguard *skel = NULL;
 	struct bpf_map *maps[4];
+	char path[256], abi[GUARD_ABI_LEN];
 	int err = 0, fd;
 
 	skel = nsguard__open_and_load();
@@ -189,13 +295,20 @@ static int load_and_pin(struct guard *g)
 				"CONFIG_BPF_SYSCALL, CONFIG_BPF_LSM and BTF (/sys/kernel/btf/vmlinux)",
 				strerror(-err), libbpf_detail());
 	}
-	err = mkdir_p(NSGUARD_PIN_DIR, 0700);
+	err = mkdir_p(g->dir, 0700);
 	if (err) {
-		nsg_fail(-err, "cannot create %s: %s", NSGUARD_PIN_DIR, strerror(-err));
+		nsg_fail(-err, "cannot create %s: %s", g->dir, strerror(-err));
 		goto out;
 	}
 	/* Leftovers of a half-finished earlier load would make pinning fail. */
-	unpin_all();
+	unpin_all(g->dir);
+	/* The marker before the program: a complete set is always marked. */
+	guard_abi(abi);
+	snprintf(path, sizeof(path), "%s/abi-%s", g->dir, abi);
+	if (mkdir(path, 0700) < 0) {
+		err = nsg_fail(errno, "cannot create %s: %s", path, strerror(errno));
+		goto out;
+	}
 
 	maps[0] = skel->maps.policies;
 	maps[1] = skel->maps.counters;
@@ -206,9 +319,10 @@ static int load_and_pin(struct guard *g)
 			fd = bpf_map__fd(maps[i]);
 		else
 			fd = bpf_program__fd(skel->progs.nsguard_userns_create);
-		err = bpf_obj_pin(fd, pins[i].path);
+		pin_path(path, sizeof(path), g->dir, pins[i].name);
+		err = bpf_obj_pin(fd, path);
 		if (err) {
-			nsg_fail(-err, "cannot pin %s: %s", pins[i].path, strerror(-err));
+			nsg_fail(-err, "cannot pin %s: %s", path, strerror(-err));
 			goto out;
 		}
 		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -221,7 +335,7 @@ static int load_and_pin(struct guard *g)
 	g->loaded_now = true;
 out:
 	if (err) {
-		unpin_all();
+		unpin_all(g->dir);
 		guard_close(g);
 	}
 	nsguard__destroy(skel);
@@ -276,20 +390,21 @@ int guard_lock(int *fd_out)
 	return 0;
 }
 
-int guard_open(struct guard *g, bool load)
+int guard_open_at(struct guard *g, const char *dir, bool load)
 {
+	char prog[256];
 	int err = 0;
 
-	guard_init(g);
+	guard_init(g, dir);
 	libbpf_setup();
 	err = bpffs_check();
 	if (err)
 		return err;
+	pin_path(prog, sizeof(prog), dir, "prog");
 	if (!load) {
-		if (access(NSGUARD_PIN_PROG, F_OK) < 0)
-			return nsg_fail(ENOENT, "the nsguard program is not loaded (no %s)",
-					NSGUARD_PIN_PROG);
-		return open_pins(g);
+		if (access(prog, F_OK) < 0)
+			return nsg_fail(ENOENT, "the nsguard program is not loaded (no %s)", prog);
+		return open_pins(g) ?: check_pins(g);
 	}
 
 	/* Without the LSM a loaded program would never run: do not even load. */
@@ -297,21 +412,26 @@ int guard_open(struct guard *g, bool load)
 	if (err)
 		return err;
 	/* The caller holds guard_lock(): two hooks never load twice. */
-	if (access(NSGUARD_PIN_PROG, F_OK) == 0)
-		return open_pins(g);
+	if (access(prog, F_OK) == 0)
+		return open_pins(g) ?: check_pins(g);
 	return load_and_pin(g);
 }
 
-static void link_pin_path(char *buf, size_t len, __u64 cgroup_id)
+int guard_open(struct guard *g, bool load)
 {
-	snprintf(buf, len, "%s/%llu", NSGUARD_PIN_LINKS, (unsigned long long)cgroup_id);
+	return guard_open_at(g, NSGUARD_PIN_DIR, load);
+}
+
+static void link_pin_path(char *buf, size_t len, const char *dir, __u64 cgroup_id)
+{
+	snprintf(buf, len, "%s/links/%llu", dir, (unsigned long long)cgroup_id);
 }
 
 bool guard_link_pinned(__u64 cgroup_id)
 {
-	char path[128];
+	char path[256];
 
-	link_pin_path(path, sizeof(path), cgroup_id);
+	link_pin_path(path, sizeof(path), NSGUARD_PIN_DIR, cgroup_id);
 	return access(path, F_OK) == 0;
 }
 
@@ -388,18 +508,19 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 {
 	struct nsguard_policy p = *pol;
 	bool fresh = false; /* this call attached: the storage reads deny */
-	char path[128];
+	char path[256], links[256];
 	int err = 0, link = -1;
 
 	/* Attaching without the LSM active would report a guard that never runs. */
 	err = guard_lsm_check(NULL, 0);
 	if (err)
 		return err;
-	link_pin_path(path, sizeof(path), cgroup_id);
+	link_pin_path(path, sizeof(path), g->dir, cgroup_id);
 	if (access(path, F_OK) < 0) {
-		err = mkdir_p(NSGUARD_PIN_LINKS, 0700);
+		pin_path(links, sizeof(links), g->dir, "links");
+		err = mkdir_p(links, 0700);
 		if (err)
-			return nsg_fail(-err, "cannot create %s: %s", NSGUARD_PIN_LINKS, strerror(-err));
+			return nsg_fail(-err, "cannot create %s: %s", links, strerror(-err));
 		err = reset_storage(g, cgroup_id);
 		if (err)
 			return err;
@@ -440,11 +561,68 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 
 int guard_detach(__u64 cgroup_id)
 {
-	char path[128];
+	char path[256];
 
-	link_pin_path(path, sizeof(path), cgroup_id);
+	link_pin_path(path, sizeof(path), NSGUARD_PIN_DIR, cgroup_id);
 	if (unlink(path) < 0 && errno != ENOENT)
 		return nsg_fail(errno, "cannot unpin %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int guard_remove_dir(const char *dir)
+{
+	cleanup_free __u64 *ids = NULL;
+	char path[256], links[256];
+	size_t n = 0;
+	int err = guard_links_list(dir, &ids, &n);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		link_pin_path(path, sizeof(path), dir, ids[i]);
+		if (unlink(path) < 0 && errno != ENOENT)
+			return nsg_fail(errno, "cannot unpin %s: %s", path, strerror(errno));
+	}
+	pin_path(links, sizeof(links), dir, "links");
+	unpin_all(dir);
+	if ((rmdir(links) < 0 && errno != ENOENT) || (rmdir(dir) < 0 && errno != ENOENT))
+		return nsg_fail(errno, "cannot remove %s: %s", dir, strerror(errno));
+	return 0;
+}
+
+int guard_links_list(const char *dir, __u64 **ids_out, size_t *n_out)
+{
+	cleanup_closedir DIR *d = NULL;
+	cleanup_free __u64 *ids = NULL;
+	char links[256], *end;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+
+	*ids_out = NULL;
+	*n_out = 0;
+	pin_path(links, sizeof(links), dir, "links");
+	d = opendir(links);
+	if (!d)
+		return errno == ENOENT ? 0 : nsg_fail(errno, "cannot read %s: %s", links, strerror(errno));
+	while ((errno = 0, e = readdir(d))) {
+		unsigned long long id = strtoull(e->d_name, &end, 10);
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end)
+			continue;
+		if (n == cap) {
+			__u64 *more = reallocarray(ids, cap ? cap * 2 : 64, sizeof(*ids));
+
+			if (!more)
+				return nsg_fail(ENOMEM, "out of memory");
+			ids = more;
+			cap = cap ? cap * 2 : 64;
+		}
+		ids[n++] = id;
+	}
+	if (errno)
+		return nsg_fail(errno, "cannot read %s: %s", links, strerror(errno));
+	*ids_out = steal_pointer(&ids);
+	*n_out = n;
 	return 0;
 }
 
@@ -517,7 +695,7 @@ int guard_trial(int cgroup_fd, __u64 cgroup_id, int (*probe)(void *data), void *
 	struct nsguard *skel = NULL;
 	int err = 0, link = -1;
 
-	guard_init(&g);
+	guard_init(&g, NULL);
 	libbpf_setup();
 	skel = nsguard__open_and_load();
 	if (!skel) {

@@ -19,13 +19,14 @@ struct guard {
 	int stats_fd;
 	int events_fd;
 	bool loaded_now; /* this process loaded and pinned the program */
+	const char *dir; /* where the pins are: NSGUARD_PIN_DIR but in an upgrade */
 };
 
 /* A closed guard: guard_close() on it is a no-op. */
 #define GUARD_INIT                                                                         \
 	{                                                                                  \
 		.prog_fd = -1, .policies_fd = -1, .counters_fd = -1, .stats_fd = -1,       \
-		.events_fd = -1                                                            \
+		.events_fd = -1, .dir = NSGUARD_PIN_DIR                                    \
 	}
 
 /* How long guard_open waits for NSGUARD_LOCK_FILE before it gives up. */
@@ -40,17 +41,31 @@ int guard_lock(int *fd_out);
 /*
  * Open the pinned objects.  With load (the caller holds guard_lock), load and
  * pin them first if they are not pinned yet.  Without load, -ENOENT if
- * nothing is pinned.
+ * nothing is pinned.  Pins of another build (its abi-<hash> marker, or a
+ * map's type or value size, differ) are -ESTALE with a message that names
+ * `nsguard upgrade`: never written to, never read at this build's offsets.
  */
 int guard_open(struct guard *g, bool load);
+/* The same for the pins in dir (nsguard upgrade builds the new set aside). */
+int guard_open_at(struct guard *g, const char *dir, bool load);
+/* This build's ABI: 16 hex digits hashed from its BPF object. */
+#define GUARD_ABI_LEN 17
+void guard_abi(char out[GUARD_ABI_LEN]);
 void guard_close(struct guard *g);
 /*
- * Attach to the cgroup (link pinned at NSGUARD_PIN_LINKS/<id>), then write the
+ * Attach to the cgroup (link pinned at <g->dir>/links/<id>), then write the
  * policy.  Until the write lands the all-zero policy denies.  Re-attaching the
  * same cgroup only rewrites the policy.
  */
 int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
 		 char **link_pin_out);
+/*
+ * Remove every link pin, pin and marker in dir, then dir itself: its links
+ * detach and its program goes once nothing holds it.  Success if absent.
+ */
+int guard_remove_dir(const char *dir);
+/* The cgroup ids with a link pinned in dir/links (*ids malloc'd). */
+int guard_links_list(const char *dir, __u64 **ids, size_t *n);
 /* Remove the link pin; success if it does not exist. */
 int guard_detach(__u64 cgroup_id);
 int guard_read_policy(struct guard *g, __u64 cgroup_id, struct nsguard_policy *pol);

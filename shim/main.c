@@ -21,7 +21,7 @@ static const struct {
 } commands[] = {
 	{ "hook", cmd_hook },	  { "attach", cmd_attach }, { "detach", cmd_detach },
 	{ "status", cmd_status }, { "monitor", cmd_monitor }, { "gc", cmd_gc },
-	{ "check", cmd_check },
+	{ "check", cmd_check },	  { "upgrade", cmd_upgrade },
 };
 
 static void usage(FILE *out)
@@ -40,6 +40,7 @@ static void usage(FILE *out)
 	      "  monitor [--json] [--count N]  stream deny and audit events\n"
 	      "  gc                            forget containers whose cgroup is gone\n"
 	      "  check                         test the kernel and system requirements\n"
+	      "  upgrade                       move guarded cgroups to this build's program\n"
 	      "\n"
 	      "Options:\n"
 	      "  -v, --verbose     more messages (twice: libbpf's debug log)\n"

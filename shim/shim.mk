@@ -6,7 +6,7 @@
 NSGUARD_VERSION ?= 0.1.0
 SHIM_CMD_SRCS := shim/main.c shim/cmd_common.c shim/cmd_hook.c shim/cmd_attach.c \
 	shim/cmd_status.c shim/cmd_monitor.c shim/cmd_gc.c shim/cmd_check.c shim/guard.c \
-	shim/container.c
+	shim/container.c shim/cmd_upgrade.c
 SHIM_OBJS = $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_CORE_SRCS) $(SHIM_CMD_SRCS))
 SHIM_LIBS := -lbpf -lelf -lz -lcjson -lcap
 
@@ -28,6 +28,24 @@ $(BUILD)/nsguard-fault: $$(filter-out $(BUILD)/obj/guard.o,$$(SHIM_OBJS)) $(BUIL
 $(BUILD)/obj/guard-fault.o: shim/guard.c $(BUILD)/nsguard.skel.h | $(BUILD)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -DNSGUARD_FAULT_INJECTION -MMD -MP -c $< -o $@
+
+# A build whose policy layout differs, as a newer nsguard's would
+# (-DNSGUARD_ABI_NEXT, bpf/nsguard.h): the guest tests of `nsguard upgrade`
+# run it against pins of build/nsguard.  Never installed.
+NEXT := $(BUILD)/next
+$(BUILD)/nsguard-next: $$(patsubst $(BUILD)/obj/%,$(NEXT)/obj/%,$$(SHIM_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SHIM_LIBS)
+
+$(NEXT)/obj/%.o: shim/%.c $(NEXT)/nsguard.skel.h | $(NEXT)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(NEXT) $(NSG_CFLAGS) -DNSGUARD_ABI_NEXT \
+		-DNSGUARD_VERSION='"$(NSGUARD_VERSION)-next"' -MMD -MP -c $< -o $@
+
+$(NEXT)/obj:
+	$(Q)mkdir -p $@
+
+-include $(wildcard $(NEXT)/obj/*.d)
 
 # The skeleton is generated: make it before anything that includes it.
 $(BUILD)/obj/guard.o: $(BUILD)/nsguard.skel.h

@@ -3,6 +3,7 @@
 #ifndef NSGUARD_UTIL_H
 #define NSGUARD_UTIL_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -26,7 +27,14 @@ static inline void cleanup_fclosep(FILE **f)
 		fclose(*f);
 }
 
+static inline void cleanup_closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
 #define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_closedir __attribute__((cleanup(cleanup_closedirp)))
 #define cleanup_close __attribute__((cleanup(cleanup_closep)))
 #define cleanup_fclose __attribute__((cleanup(cleanup_fclosep)))
 

@@ -370,6 +370,66 @@ got=$(counter reattach allowed)/$(counter reattach denied)
 if [ "$got" = 0/0 ]; then ok reattach-counts-start-at-zero; else ko reattach-counts-start-at-zero "allowed/denied $got"; fi
 "$NSG" detach --id reattach >/dev/null
 
+# Pins of another build (#11 item 4).  build/nsguard-next stands in for a
+# newer nsguard whose policy layout differs.  It never writes into this
+# build's maps: it refuses, naming `nsguard upgrade`; its upgrade moves every
+# guarded cgroup, policy and all, to its own program; then this build refuses
+# in turn, until it upgrades back.
+NEXT=${NSGUARD_NEXT_BIN:-$(dirname "$NSG")/nsguard-next}
+nsg_progs() { bpftool -j prog show | jq -r '[.[] | select(.name // "" | startswith("nsguard_userns")) | .id] | join(" ")'; }
+mkdir -p "$T/up1" "$T/up2" "$T/up3"
+attach --cgroup smoke/up1 --mode allow --max-depth 2 --id up1 || ko upgrade-setup "attach up1"
+attach --cgroup smoke/up2 --mode deny --errno ENOSPC --id up2 || ko upgrade-setup "attach up2"
+nlinks=$(find /sys/fs/bpf/nsguard/links -mindepth 1 | wc -l)
+prog0=$(nsg_progs)
+out=$("$NEXT" attach --cgroup smoke/up3 --mode allow --id up3 2>&1)
+rc=$?
+if [ $rc = 1 ] && [[ $out == *"comes from another nsguard build"*"run 'nsguard upgrade'"* ]] &&
+	[ ! -e "/sys/fs/bpf/nsguard/links/$(stat -c %i "$T/up3")" ]; then
+	ok upgrade-other-build-attach-refused
+else
+	ko upgrade-other-build-attach-refused "exit $rc: $out"
+fi
+out=$("$NEXT" status 2>&1)
+rc=$?
+if [ $rc = 1 ] && [[ $out == *"comes from another nsguard build"* ]]; then
+	ok upgrade-other-build-status-refused
+else
+	ko upgrade-other-build-status-refused "exit $rc: $out"
+fi
+out=$("$NEXT" upgrade 2>&1)
+rc=$?
+prog1=$(nsg_progs)
+if [ $rc = 0 ] && [[ $out == "moved $nlinks guarded cgroups to this build's program"* ]] &&
+	[ -n "$prog1" ] && [ "$prog1" != "$prog0" ] && [ "${prog1// /}" = "$prog1" ] &&
+	[ "$(find /sys/fs/bpf/nsguard/links -mindepth 1 | wc -l)" = "$nlinks" ]; then
+	ok upgrade-moves-every-cgroup
+else
+	ko upgrade-moves-every-cgroup "exit $rc: $out; programs '$prog0' -> '$prog1'"
+fi
+expect upgrade-keeps-allow ok up1 2
+expect upgrade-keeps-depth EPERM up1 3
+expect upgrade-keeps-deny ENOSPC up2
+got=$("$NEXT" status --json | jq -r '[.containers[] | select(.id == "up1" or .id == "up2") |
+	"\(.id):\(.mode):\(.attached):\(.allowed)/\(.denied)"] | join(" ")')
+if [ "$got" = "up1:allow:true:4/1 up2:deny:true:0/1" ]; then ok upgrade-new-build-status; else ko upgrade-new-build-status "$got"; fi
+out=$("$NSG" attach --cgroup smoke/up3 --mode allow --id up3 2>&1)
+rc=$?
+if [ $rc = 1 ] && [[ $out == *"comes from another nsguard build"* ]]; then
+	ok upgrade-old-build-refused-after
+else
+	ko upgrade-old-build-refused-after "exit $rc: $out"
+fi
+out=$("$NSG" upgrade 2>&1)
+rc=$?
+if [ $rc = 0 ] && [[ $out == "moved $nlinks guarded cgroups"* ]]; then ok upgrade-back; else ko upgrade-back "exit $rc: $out"; fi
+expect upgrade-back-keeps-deny ENOSPC up2
+out=$("$NSG" upgrade 2>&1)
+rc=$?
+if [ $rc = 0 ] && [[ $out == *"nothing to upgrade"* ]]; then ok upgrade-current; else ko upgrade-current "exit $rc: $out"; fi
+"$NSG" detach --id up1 >/dev/null
+"$NSG" detach --id up2 >/dev/null
+
 "$NSG" detach --id audit >/dev/null
 "$NSG" detach --id allow >/dev/null
 "$NSG" detach --id depth0 >/dev/null
