@@ -27,6 +27,13 @@ $(CLIENT_PARTS): check-clients-%: all $(GUEST_DEPS) | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) clients-$* \
 		$(VM_RUN) -q --timeout $(CLIENTS_TIMEOUT) -- integration/guest-suite --clients $*
 
+# The concurrency cases, in a boot with two vCPUs (tests/concurrency.sh);
+# every other part boots with NSGUARD_SMP (make check sets 1).
+.PHONY: check-concurrency
+check-concurrency: all $(GUEST_DEPS) | $(RESULTS)
+	$(Q)integration/run-part $(RESULTS) concurrency \
+		$(VM_RUN) -q --smp 2 --timeout $(CLIENTS_TIMEOUT) -- integration/guest-suite --concurrency
+
 $(BZIMAGE):
 	$(Q)$(MAKE) kernel
 

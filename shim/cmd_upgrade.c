@@ -130,16 +130,18 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 	if (err)
 		return err;
 
-	err = guard_open(&g, false);
-	guard_close(&g);
-	if (err == 0 || err == -ENOENT) {
-		nsg_clear_error();
-		printf("%s: nothing to upgrade (ABI %s)\n",
-		       err ? "no program is loaded" : "the loaded program is this build's", abi);
+	if (access(NSGUARD_PIN_DIR "/prog", F_OK) < 0) {
+		printf("no program is loaded: nothing to upgrade (ABI %s)\n", abi);
 		return 0;
 	}
-	if (err != -ESTALE)
-		return err;
+	err = guard_open(&g, false);
+	guard_close(&g);
+	if (err == 0) {
+		printf("the loaded program is this build's: nothing to upgrade (ABI %s)\n", abi);
+		return 0;
+	}
+	/* Another build's set, or one missing a pin: rebuild it either way. */
+	nsg_info("upgrading: %s", nsg_last_error());
 	nsg_clear_error();
 
 	err = guard_links_list(NSGUARD_PIN_DIR, &old, &n_old);

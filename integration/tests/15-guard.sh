@@ -67,21 +67,6 @@ if out=$("$NSG" check 2>&1); then ok check; else ko check "$(echo "$out" | tr '\
 # Before anything is attached, user namespaces work.
 expect baseline ok deny
 
-# The first hooks after boot race to load: exactly one program gets loaded.
-for i in 1 2 3 4; do mkdir -p "$T/race$i"; done
-for i in 1 2 3 4; do "$NSG" attach --cgroup smoke/race$i --id race$i >/tmp/race$i.out 2>&1 & done
-wait
-progs=$(bpftool -j prog show | jq '[.[] | select(.name // "" | startswith("nsguard_userns"))] | length')
-if [ -n "$(two_cpus)" ]; then
-	ko concurrent-first-load "$(two_cpus)"
-elif [ "$progs" = 1 ] && [ "$(find /run/nsguard/containers -name 'race*.json' | wc -l)" = 4 ] &&
-	[ "$(userns race3)" = EPERM ]; then
-	ok concurrent-first-load
-else
-	ko concurrent-first-load "$progs programs: $(cat /tmp/race*.out | tr '\n' ' ')"
-fi
-for i in 1 2 3 4; do "$NSG" detach --id race$i >/dev/null; done
-
 # deny: every errno, and root with every capability is refused too.
 attach --cgroup smoke/deny --mode deny --id deny || ko attach-deny "attach failed"
 expect deny-eperm EPERM deny

@@ -262,30 +262,6 @@ case_event_flood() {
 }
 ct_case event-flood-bounded case_event_flood
 
-# --- the same with the monitor reading, two containers flooding at once on
-# two CPUs: every event of each is delivered once or counted as dropped.
-case_event_flood_reading() {
-	local a=floodr-a-$S b=floodr-b-$S n=3000 id dropped delivered pa pb
-	CT_WHY=$(two_cpus)
-	[ -z "$CT_WHY" ] || return 1
-	start_guarded "$a" || return 1
-	start_guarded "$b" --errno ENOSPC || return 1
-	ct_monitor_ensure
-	"$CRUN" --root "$CT_RUNROOT" exec "$a" nsg-userns flood $n >"$CT_WORK/floodr-a" 2>&1 &
-	pa=$!
-	"$CRUN" --root "$CT_RUNROOT" exec "$b" nsg-userns flood $n >"$CT_WORK/floodr-b" 2>&1 &
-	pb=$!
-	wait $pa $pb
-	want_eq "flood a" "$(cat "$CT_WORK/floodr-a")" "flood: fail count=$n errno=EPERM" || return 1
-	want_eq "flood b" "$(cat "$CT_WORK/floodr-b")" "flood: fail count=$n errno=ENOSPC" || return 1
-	for id in "$a" "$b"; do
-		dropped=$(ct_dropped "$id")
-		delivered=$(ct_events "$id" $((n - ${dropped:-0})) | wc -w)
-		want_eq "$id: events delivered + dropped" $((delivered + dropped)) $n || return 1
-	done
-}
-ct_case event-flood-monitor-reading case_event_flood_reading
-
 # --- a guarded cgroup below another guarded container's cgroup: the most
 # restrictive policy wins.  The inner policy is attached with `nsguard attach`
 # to a child of the outer container's cgroup, and a process is run there.
