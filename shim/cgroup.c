@@ -437,7 +437,7 @@ int cgroup_open_id(const char *cgroup_root, __u64 id)
 
 	root = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
-		return -errno;
+		return errno == ENOENT ? -ENODEV : -errno; /* -ENOENT means the cgroup */
 	memcpy(h.fh.f_handle, &id, sizeof(id));
 	fd = open_by_handle_at(root, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)

@@ -5,12 +5,15 @@
  *
  * The new set is built beside the old one (NSGUARD_PIN_DIR-new): this build's
  * program and maps, and a link per guarded cgroup with its policy written
- * from the record.  Only then are the directories swapped and the old one
- * removed, which detaches the old links.  Until the swap both programs run
- * for each cgroup and any deny wins, so no cgroup is ever unguarded; a
- * failure before the swap removes the new set and leaves the old in force.
+ * from the record.  Only then are the two directories exchanged in one
+ * rename (RENAME_EXCHANGE), so NSGUARD_PIN_DIR always holds a complete set,
+ * and the old set, now in NEW_DIR, is removed, which detaches the old links.
+ * Until the exchange both programs run for each cgroup and any deny wins, so
+ * no cgroup is ever unguarded.  Cut short at any point, NEW_DIR holds either
+ * an unfinished new set or the old one: the next run removes it first.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,7 +25,6 @@
 #include "util.h"
 
 #define NEW_DIR NSGUARD_PIN_DIR "-new" /* bpffs refuses names with a dot */
-#define OLD_DIR NSGUARD_PIN_DIR "-old"
 
 struct upgrade {
 	struct guard *g; /* the new set */
@@ -93,18 +95,6 @@ static int build_new_set(struct upgrade *u, const __u64 *old, size_t n_old)
 	return 0;
 }
 
-/* Put the pins back where an upgrade interrupted between its two renames left them. */
-static int recover(void)
-{
-	if (access(NSGUARD_PIN_DIR, F_OK) == 0 || access(OLD_DIR, F_OK) < 0)
-		return 0;
-	if (rename(OLD_DIR, NSGUARD_PIN_DIR) < 0)
-		return nsg_fail(errno, "cannot move %s back to %s: %s", OLD_DIR, NSGUARD_PIN_DIR,
-				strerror(errno));
-	nsg_info("restored %s from an interrupted upgrade", NSGUARD_PIN_DIR);
-	return 0;
-}
-
 int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct guard g = GUARD_INIT, ng = GUARD_INIT;
@@ -126,7 +116,8 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 	err = guard_lock(&lock);
 	if (err)
 		return err;
-	err = recover() ?: guard_remove_dir(OLD_DIR) ?: guard_remove_dir(NEW_DIR);
+	/* What an earlier run left: an unfinished new set, or the old set. */
+	err = guard_remove_dir(NEW_DIR);
 	if (err)
 		return err;
 
@@ -158,24 +149,17 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 		guard_remove_dir(NEW_DIR);
 		return nsg_fail_context(err, "nothing changed, the old program still guards");
 	}
-	if (rename(NSGUARD_PIN_DIR, OLD_DIR) < 0) {
-		err = nsg_fail(errno, "upgrade: cannot move %s aside: %s; nothing changed",
-			       NSGUARD_PIN_DIR, strerror(errno));
+	if (renameat2(AT_FDCWD, NEW_DIR, AT_FDCWD, NSGUARD_PIN_DIR, RENAME_EXCHANGE) < 0) {
+		err = nsg_fail(errno, "upgrade: cannot exchange %s and %s: %s; nothing changed",
+			       NEW_DIR, NSGUARD_PIN_DIR, strerror(errno));
 		guard_remove_dir(NEW_DIR);
 		return err;
 	}
-	if (rename(NEW_DIR, NSGUARD_PIN_DIR) < 0) {
-		err = nsg_fail(errno, "upgrade: cannot move %s into place: %s; the old program "
-				      "still guards",
-			       NEW_DIR, strerror(errno));
-		recover();
-		guard_remove_dir(NEW_DIR);
-		return err;
-	}
-	err = guard_remove_dir(OLD_DIR);
+	err = guard_remove_dir(NEW_DIR);
 	if (err)
-		return nsg_fail_context(err, "upgrade: done, but the old program's pins remain in %s",
-					OLD_DIR);
+		return nsg_fail_context(err, "upgrade: done, but the old program's pins remain in %s "
+					     "(the next upgrade removes them)",
+					NEW_DIR);
 	printf("moved %zu guarded cgroup%s to this build's program (ABI %s); their counters "
 	       "start at 0",
 	       u.n_moved, u.n_moved == 1 ? "" : "s", abi);

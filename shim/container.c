@@ -40,7 +40,9 @@ struct claim_ctx {
 /*
  * Another container's record that this guard would act on: one for the same
  * cgroup, or a live guarded cgroup below it (its processes, now or after a
- * later exec, would get this container's policy too).
+ * later exec, would get this container's policy too); nor may a container sit
+ * below another container's live guard (guards made by nsguard attach, pid 0,
+ * may nest: the admin's choice).
  */
 static int claim_cb(const struct nsguard_record *rec, void *data)
 {
@@ -57,6 +59,13 @@ static int claim_cb(const struct nsguard_record *rec, void *data)
 		return nsg_fail(EBUSY,
 				"cgroup %s is above cgroup %s, which is guarded for container %s; "
 				"its policy would apply there too",
+				c->cgroup_path, rec->cgroup_path, rec->id);
+	/* Nor below another container's: its policy and events would cover this one. */
+	if (c->container && rec->pid && path_below(c->cgroup_path, rec->cgroup_path) &&
+	    guard_link_pinned(rec->cgroup_id) && record_cgroup_alive(rec))
+		return nsg_fail(EBUSY,
+				"cgroup %s is below cgroup %s, which is guarded for container %s; "
+				"that container's policy would apply here too",
 				c->cgroup_path, rec->cgroup_path, rec->id);
 	return 0;
 }

@@ -16,8 +16,8 @@
  * container id, whose init is pid (0: none, nsguard attach): refuse a cgroup
  * guarded for another id, and an id still guarding another live cgroup (-EBUSY);
  * for a container (pid > 0) also a cgroup above another id's live guarded
- * cgroup, whose processes would get this policy too (nsguard attach may nest:
- * that is the admin's choice);
+ * cgroup, whose processes would get this policy too, or below another
+ * container's (nsguard attach may nest: that is the admin's choice);
  * load or reuse the program, attach, write the policy and the record.  The
  * same id on a cgroup that is gone (a re-created container) moves the guard.
  * *claim_refused says the refusal came from the id or the cgroup path, which

@@ -211,7 +211,7 @@ static int check_pins(struct guard *g)
 	pinned_abi(g->dir, found, sizeof(found));
 	if (strcmp(found, abi) != 0)
 		snprintf(why, sizeof(why), "its ABI is %s, this nsguard's is %s",
-			 found[0] ? found : "unmarked (an nsguard older than 0.2)", abi);
+			 found[0] ? found : "unmarked: an nsguard from before pin markers", abi);
 	for (size_t i = 0; !why[0] && i < ARRAY_SIZE(pins); i++) {
 		struct bpf_map_info info = { 0 };
 		__u32 len = sizeof(info);

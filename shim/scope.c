@@ -291,6 +291,49 @@ static int runs_as_host_root(const char *proc_root, pid_t pid, bool *host_root)
 	return scope_maps_host_root(map, host_root);
 }
 
+/*
+ * path cleaned as the runtimes do (Go's filepath.Clean): no empty or "."
+ * components, ".." taken back, no trailing '/'.  Absolute stays absolute
+ * ("/" for the root); a relative one that climbs out keeps its "..".
+ */
+static char *clean_path(const char *path)
+{
+	size_t n = strlen(path), len = 0;
+	char *out = malloc(n + 2);
+	const char *p = path;
+	bool abs = path[0] == '/';
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		const char *e = strchrnul(p, '/');
+		size_t k = e - p;
+
+		if (k == 0 || (k == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (k == 2 && p[0] == '.' && p[1] == '.' && len &&
+			   !(len >= 2 && strncmp(out + len - 2, "..", 2) == 0 &&
+			     (len == 2 || out[len - 3] == '/'))) {
+			while (len && out[len - 1] != '/')
+				len--;
+			if (len)
+				len--;
+		} else if (!(k == 2 && p[0] == '.' && p[1] == '.' && abs)) {
+			if (len || abs)
+				out[len++] = '/';
+			memcpy(out + len, p, k);
+			len += k;
+		}
+		p = *e ? e + 1 : e;
+	}
+	if (abs && len == 0)
+		out[len++] = '/';
+	if (!abs && len && out[0] == '/')
+		memmove(out, out + 1, len--);
+	out[len] = '\0';
+	return out;
+}
+
 /* Does path hold the components of want ("a/b", no leading '/') in a row? */
 static bool has_components(const char *path, const char *want)
 {
@@ -302,44 +345,43 @@ static bool has_components(const char *path, const char *want)
 	return false;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 int scope_in_runtime_cgroup(const char *target, const char *cgroups_path)
 {
 	cleanup_free char *want = NULL;
 	const char *c1, *c2;
-	size_t n;
 	bool in;
 
 	if (!cgroups_path || !*cgroups_path)
 		return 0;
 	c1 = strchr(cgroups_path, ':');
 	c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-	if (cgroups_path[0] == '/') {
-		n = strlen(cgroups_path);
-		while (n > 1 && cgroups_path[n - 1] == '/')
-			n--;
-		in = n == 1 || (strncmp(target, cgroups_path, n) == 0 &&
-				(target[n] == '\0' || target[n] == '/'));
-	} else if (c2 && !strchr(c2 + 1, ':')) {
-		/* systemd: "slice:prefix:name" names the unit prefix-name.scope. */
+	if (c2 && cgroups_path[0] != '/' && !strchr(c2 + 1, ':')) {
+		/*
+		 * systemd "slice:prefix:name": runc's unit is prefix-name.scope
+		 * (with an empty prefix too), or name itself for a .slice.
+		 */
 		const char *name = c2 + 1;
+		size_t n = strlen(name);
 
-		if (ends_with(name, ".scope") || ends_with(name, ".slice"))
+		if (n > 6 && strcmp(name + n - 6, ".slice") == 0)
 			want = strdup(name);
-		else if (asprintf(&want, "%.*s%s%s.scope", (int)(c2 - c1 - 1), c1 + 1,
-				  c2 - c1 > 1 ? "-" : "", name) < 0)
+		else if (asprintf(&want, "%.*s-%s.scope", (int)(c2 - c1 - 1), c1 + 1, name) < 0)
 			want = NULL;
 		if (!want)
 			return nsg_fail(ENOMEM, "out of memory");
 		in = *name && !strchr(want, '/') && has_components(target, want);
 	} else {
-		in = has_components(target, cgroups_path);
+		want = clean_path(cgroups_path);
+		if (!want)
+			return nsg_fail(ENOMEM, "out of memory");
+		if (want[0] == '/') {
+			size_t n = strlen(want);
+
+			in = n == 1 || (strncmp(target, want, n) == 0 &&
+					(target[n] == '\0' || target[n] == '/'));
+		} else {
+			in = *want && strncmp(want, "..", 2) != 0 && has_components(target, want);
+		}
 	}
 	if (!in)
 		return nsg_fail(EPERM,

@@ -38,9 +38,10 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
  * linux.cgroupsPath, or below it (-EPERM naming both otherwise):
  * - "/a/b" (cgroupfs): target is /a/b or below it;
  * - "slice:prefix:name" (systemd): a component of target is the unit,
- *   "prefix-name.scope" ("name" itself if it ends in .scope or .slice);
+ *   "prefix-name.scope" as runc names it ("name" itself for a .slice);
  * - "a/b" (relative to a place the runtime picks): target has the components
  *   a/b in a row.
+ * Paths are cleaned first, as the runtimes do ("a/./b/", "/a//b").
  * NULL or "" (the runtime's default place) is not checked.
  */
 int scope_in_runtime_cgroup(const char *target, const char *cgroups_path);

@@ -135,6 +135,31 @@ case_above_guarded() {
 }
 ct_hook_case escape/above-another-guard-refused case_above_guarded
 
+# --- nor below another container's guard: container A's init holds A's
+# cgroup; a container whose cgroup is a child of A's (its creator chose that
+# cgroupsPath) is refused, or A's policy and events would cover it.
+case_below_guarded() {
+	local a=below-$S b=below-$S-inner cga cgb pa pb
+	cga=$CT_CGFS/$CT_CGPARENT/$a
+	cgb=$cga/inner
+	pa=$(ct_spawn_init "$cga" sleep 600) || { CT_WHY="cannot start a process in $cga"; return 1; }
+	ct_bundle "$a" --cgpath "/$CT_CGPARENT/$a" -- true || return 1
+	ct_hook createRuntime "$(ct_state "$a" "$pa" "$CT_WORK/b/$a")" --config "$CT_CONF"
+	want_eq "hook for $a" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; kill "$pa"; return 1; }
+	pb=$(ct_spawn_init "$cgb" sleep 600) || { CT_WHY="cannot start a process in $cgb"; kill "$pa"; return 1; }
+	ct_bundle "$b" --cgpath "/$CT_CGPARENT/$a/inner" -- true || return 1
+	ct_hook createRuntime "$(ct_state "$b" "$pb" "$CT_WORK/b/$b")" --config "$OPEN_CONF"
+	kill "$pa" "$pb"
+	wait "$pa" "$pb" 2>/dev/null
+	want_run "hook for $b (fail-mode open)" 1 \
+		"*cgroup /$CT_CGPARENT/$a/inner is below cgroup /$CT_CGPARENT/$a, which is guarded for container $a*" ||
+		return 1
+	[ ! -e "$CT_RECORDS/$b.json" ] || { CT_WHY="a record was written for $b"; return 1; }
+	CT_OUT=$("$NSGUARD" detach --id "$a" 2>&1) || { CT_WHY="detach $a: $CT_OUT"; return 1; }
+	rmdir "$cgb" "$cga"
+}
+ct_hook_case escape/below-another-guard-refused case_below_guarded
+
 # --- the cgroup guarded is where the runtime put the container: a process
 # found elsewhere than config.json's linux.cgroupsPath (the runtime did not
 # make its cgroup, or the pid is not the container's) is refused.

@@ -225,7 +225,9 @@ static const struct {
 	/* systemd: the unit is a component of the path. */
 	{ "/machine.slice/libpod-abc.scope", "machine.slice:libpod:abc", 0 },
 	{ "/machine.slice/libpod-abc.scope/container", "machine.slice:libpod:abc", 0 },
-	{ "/system.slice/abc.scope", "system.slice::abc", 0 },
+	{ "/system.slice/-abc.scope", "system.slice::abc", 0 },
+	{ "/system.slice/abc.scope", "system.slice::abc", -EPERM },
+	{ "/system.slice/runc-foo.scope.scope", "system.slice:runc:foo.scope", 0 },
 	{ "/system.slice/x.slice", "system.slice::x.slice", 0 },
 	{ "/machine.slice/libpod-abcd.scope", "machine.slice:libpod:abc", -EPERM },
 	{ "/machine.slice", "machine.slice:libpod:abc", -EPERM },
@@ -235,6 +237,14 @@ static const struct {
 	{ "/user.slice/run/nsg/a/sub", "nsg/a", 0 },
 	{ "/user.slice/run/nsg/ab", "nsg/a", -EPERM },
 	{ "/user.slice/xnsg/a", "nsg/a", -EPERM },
+	/* Cleaned as the runtimes clean them. */
+	{ "/x/nsg/a", "nsg/a/", 0 },
+	{ "/x/nsg/a", "./nsg//a", 0 },
+	{ "/x/nsg/a", "nsg/b/../a", 0 },
+	{ "/nsg-ct/a", "/nsg-ct//a/./", 0 },
+	{ "/nsg-ct/a", "/nsg-ct/b/../a", 0 },
+	{ "/nsg-ct/b", "/nsg-ct/b/../a", -EPERM },
+	{ "/x/a", "../a", -EPERM },
 };
 
 static void runtime_row(size_t i)
