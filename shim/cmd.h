@@ -31,6 +31,18 @@ extern bool cmd_usage_error;
 int cmd_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * The option loop every command shares: getopt_long over argv (argv[0] is
+ * the command's name), fn(opt, optarg, data) for each option in opts (NULL:
+ * the command takes none).  A missing argument, an unknown option and any
+ * argument left over are usage errors naming cmd; fn's error stops the loop.
+ */
+struct option;
+int cmd_options(const char *cmd, int argc, char **argv, const struct option *opts,
+		int (*fn)(int opt, const char *arg, void *data), void *data);
+/* An fn for a command whose one option is a flag: sets *(bool *)data. */
+int cmd_set_flag(int opt, const char *arg, void *data);
+
+/*
  * 0 if this process may use bpf(): CAP_SYS_ADMIN, plus CAP_BPF on kernels
  * that know it.  Otherwise -EPERM with a message.
  */

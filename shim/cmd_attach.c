@@ -2,7 +2,6 @@
 /* attach / detach: guard a cgroup by hand, or stop guarding one. */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,10 +9,8 @@
 #include "cmd.h"
 #include "config.h"
 #include "container.h"
-#include "guard.h"
 #include "log.h"
 #include "policy.h"
-#include "record.h"
 #include "util.h"
 
 /*
@@ -41,121 +38,122 @@ static int cgroup_arg(const char *arg, char **rel_out)
 	return 0;
 }
 
-/* The mode/depth/errno options go through policy_resolve as annotations. */
-static int add_option(struct oci_annotation *ann, size_t *n, const char *key, char *value)
+/* Option values: 'g' and 'i', and OPT_FIELD + i for policy_fields[i]. */
+#define OPT_FIELD 0x100
+
+struct args {
+	const char *cgroup, *id;
+	const char *field[POLICY_FIELD_COUNT];
+};
+
+static int attach_opt(int opt, const char *arg, void *data)
 {
-	for (size_t i = 0; i < *n; i++)
-		if (strcmp(ann[i].key, key) == 0)
-			return -EINVAL;
-	ann[(*n)++] = (struct oci_annotation){ (char *)key, value };
+	struct args *a = data;
+	size_t i = (size_t)opt - OPT_FIELD;
+
+	if (opt == 'g')
+		a->cgroup = arg;
+	else if (opt == 'i')
+		a->id = arg;
+	else if (a->field[i])
+		return cmd_usage("attach: option '--%s' given twice", policy_fields[i].name);
+	else
+		a->field[i] = arg;
 	return 0;
+}
+
+/*
+ * The fields a container annotates go through policy_resolve as annotations,
+ * under the same admin limits; the others (base-level) are set as given.
+ */
+static int attach_policy(struct cmd_ctx *ctx, const struct args *a, struct nsguard_policy *pol)
+{
+	struct oci_annotation ann[POLICY_FIELD_COUNT];
+	struct nsguard_config cfg;
+	size_t n = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
+		const struct policy_field *f = &policy_fields[i];
+		__u32 v = 0;
+
+		if (!a->field[i])
+			continue;
+		if (f->annotation) {
+			ann[n++] = (struct oci_annotation){ (char *)f->annotation,
+							    (char *)a->field[i] };
+			continue;
+		}
+		if (f->parse(a->field[i], &v) < 0)
+			return cmd_usage("attach: --%s '%s' is %s", f->name, a->field[i], f->invalid);
+		policy_field_set(pol, f, v);
+	}
+	err = cmd_load_config(ctx, &cfg);
+	return err ?: policy_resolve(&cfg, ann, n, pol);
 }
 
 int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
+	struct option opts[POLICY_FIELD_COUNT + 3] = {
 		{ "cgroup", required_argument, NULL, 'g' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "max-depth", required_argument, NULL, 'd' },
-		{ "errno", required_argument, NULL, 'e' },
 		{ "id", required_argument, NULL, 'i' },
-		{ "base-level", required_argument, NULL, 'b' },
-		{},
 	};
-	struct oci_annotation ann[3];
-	struct nsguard_config cfg;
 	struct nsguard_policy pol = { 0 };
 	cleanup_free char *path = NULL, *defid = NULL;
-	const char *cgroup = NULL, *id = NULL;
-	unsigned int base = 0;
+	struct args a = { 0 };
+	char desc[256];
 	bool refused = false;
-	size_t n = 0;
 	__u64 cgid = 0;
-	int opt, err = 0;
+	int err = 0;
 
-	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'g':
-			cgroup = optarg;
-			break;
-		case 'm':
-			if (add_option(ann, &n, ANNOTATION_MODE, optarg) < 0)
-				return cmd_usage("attach: option '%s' given twice", argv[optind - 1]);
-			break;
-		case 'd':
-			if (add_option(ann, &n, ANNOTATION_MAX_DEPTH, optarg) < 0)
-				return cmd_usage("attach: option '%s' given twice", argv[optind - 1]);
-			break;
-		case 'e':
-			if (add_option(ann, &n, ANNOTATION_ERRNO, optarg) < 0)
-				return cmd_usage("attach: option '%s' given twice", argv[optind - 1]);
-			break;
-		case 'i':
-			id = optarg;
-			break;
-		case 'b':
-			if (parse_uint(optarg, NSGUARD_MAX_DEPTH, &base) < 0)
-				return cmd_usage("--base-level wants a level 0..%d, got '%s'",
-						 NSGUARD_MAX_DEPTH, optarg);
-			break;
-		case ':':
-			return cmd_usage("attach: option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return cmd_usage("attach: unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage("attach: unexpected argument '%s'", argv[optind]);
-	if (!cgroup)
+	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++)
+		opts[2 + i] = (struct option){ policy_fields[i].name, required_argument, NULL,
+					       OPT_FIELD + (int)i };
+	err = cmd_options("attach", argc, argv, opts, attach_opt, &a);
+	if (err)
+		return err;
+	if (!a.cgroup)
 		return cmd_usage("attach: --cgroup PATH is required");
-	if (id && !oci_id_valid(id))
+	if (a.id && !oci_id_valid(a.id))
 		return cmd_usage("attach: --id '%s' is not a valid name ([A-Za-z0-9_.+-], not "
-				 "starting with '.')", id);
+				 "starting with '.')", a.id);
 	err = cmd_require_privileges();
 	if (err)
 		return err;
-	err = cmd_load_config(ctx, &cfg);
+	err = attach_policy(ctx, &a, &pol);
 	if (err)
 		return err;
-	err = policy_resolve(&cfg, ann, n, &pol);
-	if (err)
-		return err;
-	pol.base_level = base;
-	err = cgroup_arg(cgroup, &path);
+	err = cgroup_arg(a.cgroup, &path);
 	if (err)
 		return err;
 	err = cgroup_id_of_path(CGROUP_ROOT, path, &cgid);
 	if (err)
 		return err;
-	if (!id) {
+	if (!a.id) {
 		if (asprintf(&defid, "cgroup-%llu", (unsigned long long)cgid) < 0) {
 			defid = NULL;
 			return nsg_fail(ENOMEM, "out of memory");
 		}
-		id = defid;
+		a.id = defid;
 	}
-	err = container_guard(id, 0, path, false, &pol, &refused);
+	err = container_guard(&container_env_live, a.id, 0, path, false, &pol, &refused);
 	if (err)
 		return nsg_fail_context(err, "attach %s", path);
-	printf("attached %s to cgroup %s (id %llu): mode %s, max-depth %u, errno %s, base-level %u\n",
-	       id, path, (unsigned long long)cgid, policy_mode_name(pol.mode), pol.max_depth,
-	       policy_errno_name(pol.err) ?: "?", pol.base_level);
+	policy_describe(&pol, desc, sizeof(desc));
+	printf("attached %s to cgroup %s (id %llu): %s\n", a.id, path, (unsigned long long)cgid,
+	       desc);
 	return 0;
 }
 
-struct find_path {
-	const char *path;
-	char *id;
-};
-
-static int match_path(const struct nsguard_record *rec, void *data)
+static int detach_opt(int opt, const char *arg, void *data)
 {
-	struct find_path *f = data;
+	struct args *a = data;
 
-	if (f->id || strcmp(rec->cgroup_path, f->path) != 0)
-		return 0;
-	f->id = strdup(rec->id);
-	return f->id ? 1 : -ENOMEM;
+	if (opt == 'g')
+		a->cgroup = arg;
+	else
+		a->id = arg;
+	return 0;
 }
 
 int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv)
@@ -165,97 +163,40 @@ int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "id", required_argument, NULL, 'i' },
 		{},
 	};
-	struct nsguard_record rec = { 0 };
-	struct find_path f = { 0 };
-	cleanup_free char *path = NULL;
-	const char *cgroup = NULL, *id = NULL;
-	__u64 cgid = 0;
-	int opt, err = 0;
+	cleanup_free char *path = NULL, *id = NULL;
+	struct args a = { 0 };
+	int err = 0;
 
-	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'g':
-			cgroup = optarg;
-			break;
-		case 'i':
-			id = optarg;
-			break;
-		case ':':
-			return cmd_usage("detach: option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return cmd_usage("detach: unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage("detach: unexpected argument '%s'", argv[optind]);
-	if (!cgroup == !id)
+	err = cmd_options("detach", argc, argv, opts, detach_opt, &a);
+	if (err)
+		return err;
+	if (!a.cgroup == !a.id)
 		return cmd_usage("detach: give exactly one of --cgroup PATH and --id NAME");
-	if (id && !oci_id_valid(id))
-		return cmd_usage("detach: --id '%s' is not a valid name", id);
+	if (a.id && !oci_id_valid(a.id))
+		return cmd_usage("detach: --id '%s' is not a valid name", a.id);
 	err = cmd_require_privileges();
 	if (err)
 		return err;
 
-	if (id) {
-		err = container_unguard(id, true);
+	if (a.id) {
+		err = container_unguard(&container_env_live, a.id, true);
 		if (err == -ENOENT)
 			return nsg_fail(ENOENT, "detach: no container %s is guarded (no %s/%s.json)",
-					id, NSGUARD_RECORD_DIR, id);
+					a.id, NSGUARD_RECORD_DIR, a.id);
 		if (err)
-			return nsg_fail_context(err, "detach %s", id);
-		printf("detached %s\n", id);
+			return nsg_fail_context(err, "detach %s", a.id);
+		printf("detached %s\n", a.id);
 		return 0;
 	}
-
-	err = cgroup_arg(cgroup, &path);
+	err = cgroup_arg(a.cgroup, &path);
 	if (err)
 		return err;
-	err = cgroup_id_of_path(CGROUP_ROOT, path, &cgid);
-	if (err == 0) {
-		err = record_find_cgroup(NSGUARD_RECORD_DIR, cgid, &rec);
-		if (err == 0) {
-			f.id = strdup(rec.id);
-			record_free(&rec);
-			if (!f.id)
-				return nsg_fail(ENOMEM, "out of memory");
-		} else if (err != -ENOENT) {
-			return err;
-		} else if (!guard_link_pinned(cgid)) {
-			return nsg_fail(ENOENT, "detach: cgroup %s is not guarded", path);
-		} else {
-			/* A link without a record (a failed attach): unpin, under the
-			 * lock so that it is not a hook's link about to be recorded. */
-			cleanup_close int lock = -1;
-
-			err = guard_lock(&lock);
-			if (!err && record_find_cgroup(NSGUARD_RECORD_DIR, cgid, &rec) == 0) {
-				record_free(&rec);
-				return nsg_fail(EBUSY, "detach: cgroup %s was guarded meanwhile; "
-						       "detach it by id", path);
-			}
-			if (!err)
-				err = guard_detach(cgid);
-			if (!err)
-				printf("detached cgroup %s\n", path);
-			return err;
-		}
-	} else if (err == -ENOENT) {
-		/* The cgroup is gone: find its record by path. */
-		f.path = path;
-		err = record_foreach(NSGUARD_RECORD_DIR, match_path, &f);
-		if (err < 0)
-			return err;
-		if (!f.id)
-			return nsg_fail(ENOENT, "detach: cgroup %s does not exist and no record names it",
-					path);
-	} else {
-		return err;
-	}
-	err = container_unguard(f.id, true);
-	if (!err)
-		printf("detached %s (cgroup %s)\n", f.id, path);
+	err = container_unguard_cgroup(&container_env_live, path, &id);
+	if (err)
+		return nsg_fail_context(err, "detach");
+	if (id)
+		printf("detached %s (cgroup %s)\n", id, path);
 	else
-		nsg_fail_context(err, "detach %s", f.id);
-	free(f.id);
-	return err;
+		printf("detached cgroup %s\n", path);
+	return 0;
 }

@@ -105,10 +105,11 @@ static void check_trial(void)
 int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	char list[256] = "", msg[4200];
+	int usage = cmd_options("check", argc, argv, NULL, NULL, NULL);
 	bool priv;
 
-	if (argc > 1)
-		return cmd_usage("check: unexpected argument '%s'", argv[1]);
+	if (usage)
+		return usage;
 
 	priv = cmd_require_privileges() == 0;
 	if (priv)

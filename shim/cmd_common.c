@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Helpers shared by the commands: usage errors, privileges, config, numbers. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,32 @@ int cmd_usage(const char *fmt, ...)
 	va_end(ap);
 	cmd_usage_error = true;
 	return nsg_fail(EINVAL, "%s (see nsguard --help)", buf);
+}
+
+int cmd_options(const char *cmd, int argc, char **argv, const struct option *opts,
+		int (*fn)(int opt, const char *arg, void *data), void *data)
+{
+	static const struct option none[] = { {} };
+	int opt, err = 0;
+
+	while ((opt = getopt_long(argc, argv, "+:", opts ?: none, NULL)) != -1) {
+		if (opt == ':')
+			return cmd_usage("%s: option '%s' needs an argument", cmd, argv[optind - 1]);
+		if (opt == '?')
+			return cmd_usage("%s: unknown option '%s'", cmd, argv[optind - 1]);
+		err = fn(opt, optarg, data);
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		return cmd_usage("%s: unexpected argument '%s'", cmd, argv[optind]);
+	return 0;
+}
+
+int cmd_set_flag(int opt, const char *arg, void *data)
+{
+	*(bool *)data = true;
+	return 0;
 }
 
 static bool cap_effective(cap_t caps, cap_value_t cap)

@@ -9,7 +9,6 @@
 #include "cmd.h"
 #include "config.h"
 #include "container.h"
-#include "guard.h"
 #include "log.h"
 #include "oci.h"
 #include "policy.h"
@@ -29,6 +28,7 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 {
 	cleanup_free char *init_path = NULL, *path = NULL;
 	const char *how = "";
+	char desc[256];
 	__u32 level = 0;
 	int err = 0;
 
@@ -61,13 +61,12 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	if (err)
 		return err;
 	pol->base_level = level;
-	err = container_guard(st->id, st->pid, path, cfg->shared_cgroups, pol, never_open);
+	err = container_guard(&container_env_live, st->id, st->pid, path, cfg->shared_cgroups, pol,
+			      never_open);
 	if (err)
 		return err;
-	nsg_info("guarded container %s: cgroup %s (%s), mode %s, max-depth %u, errno %s, "
-		 "base level %u",
-		 st->id, path, how, policy_mode_name(pol->mode), pol->max_depth,
-		 policy_errno_name(pol->err) ?: "?", pol->base_level);
+	policy_describe(pol, desc, sizeof(desc));
+	nsg_info("guarded container %s: cgroup %s (%s), %s", st->id, path, how, desc);
 	return 0;
 }
 
@@ -105,7 +104,7 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st)
 
 static int hook_poststop(struct oci_state *st)
 {
-	int err = container_unguard(st->id, false);
+	int err = container_unguard(&container_env_live, st->id, false);
 
 	/*
 	 * Unknown id, gone cgroup, missing pin: nothing left to undo.  Another
@@ -113,6 +112,14 @@ static int hook_poststop(struct oci_state *st)
 	 */
 	if (err && err != -ENOENT)
 		nsg_warn("warning: poststop of container %s: %s", st->id, nsg_last_error());
+	return 0;
+}
+
+static int hook_opt(int opt, const char *arg, void *data)
+{
+	struct cmd_ctx *ctx = data;
+
+	ctx->config_path = arg; /* --config, the only option */
 	return 0;
 }
 
@@ -125,7 +132,7 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 	struct oci_state st = { 0 };
 	const char *stage;
 	bool attach;
-	int opt, err = 0;
+	int err = 0;
 
 	nsg_log_kmsg_fallback("/dev/kmsg");
 	if (argc < 2)
@@ -138,21 +145,9 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 	else
 		return cmd_usage("hook: unknown stage '%s' (prestart, createRuntime or poststop)",
 				 stage);
-	argc--;
-	argv++;
-	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'c':
-			ctx->config_path = optarg;
-			break;
-		case ':':
-			return cmd_usage("hook: option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return cmd_usage("hook: unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage("hook: unexpected argument '%s'", argv[optind]);
+	err = cmd_options("hook", argc - 1, argv + 1, opts, hook_opt, ctx);
+	if (err)
+		return err;
 
 	err = oci_state_read_fd(0, &st);
 	if (err) {

@@ -208,6 +208,17 @@ static void report_drops(struct monitor *m, struct guard *g, __u64 *last)
 	*last = st.events_dropped;
 }
 
+static int monitor_opt(int opt, const char *arg, void *data)
+{
+	struct monitor *m = data;
+
+	if (opt == 'j')
+		m->json = true;
+	else if (parse_u64(arg, &m->count) < 0 || m->count == 0)
+		return cmd_usage("monitor: --count wants a positive number, got '%s'", arg);
+	return 0;
+}
+
 int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -221,26 +232,11 @@ int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct nsguard_stats st = { 0 };
 	__u64 dropped = 0;
-	int opt, err = 0;
+	int err = 0;
 
-	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			m.json = true;
-			break;
-		case 'n':
-			if (parse_u64(optarg, &m.count) < 0 || m.count == 0)
-				return cmd_usage("monitor: --count wants a positive number, got '%s'",
-						 optarg);
-			break;
-		case ':':
-			return cmd_usage("monitor: option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return cmd_usage("monitor: unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage("monitor: unexpected argument '%s'", argv[optind]);
+	err = cmd_options("monitor", argc, argv, opts, monitor_opt, &m);
+	if (err)
+		return err;
 	err = cmd_require_privileges();
 	if (err)
 		return err;

@@ -24,7 +24,7 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	struct nsguard_policy pol = rec->policy;
 	struct nsguard_counters cnt = { 0 };
 	bool attached = guard_link_pinned(rec->cgroup_id);
-	const char *errname;
+	char num[16];
 	cJSON *o;
 
 	/* The map is the truth while attached; the record otherwise. */
@@ -35,16 +35,19 @@ static int show_one(const struct nsguard_record *rec, void *data)
 			memset(&cnt, 0, sizeof(cnt));
 	}
 	nsg_clear_error();
-	errname = policy_errno_name(pol.err) ?: "?";
 
 	if (!s->list) {
 		printf("container %s\n", rec->id);
 		printf("  cgroup:     %s (id %llu)\n", rec->cgroup_path,
 		       (unsigned long long)rec->cgroup_id);
-		printf("  mode:       %s\n", policy_mode_name(pol.mode));
-		printf("  max-depth:  %u\n", pol.max_depth);
-		printf("  errno:      %s\n", errname);
-		printf("  base-level: %u\n", pol.base_level);
+		for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
+			const struct policy_field *f = &policy_fields[i];
+			char label[32];
+
+			snprintf(label, sizeof(label), "%s:", f->name);
+			printf("  %-12s%s\n", label,
+			       policy_field_show(f, policy_field_get(&pol, f), num, sizeof(num)));
+		}
 		printf("  allowed:    %llu\n", (unsigned long long)cnt.allowed);
 		printf("  denied:     %llu\n", (unsigned long long)cnt.denied);
 		printf("  audited:    %llu\n", (unsigned long long)cnt.audited);
@@ -58,12 +61,17 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	cJSON_AddItemToArray(s->list, o);
 	if (!cJSON_AddStringToObject(o, "id", rec->id) ||
 	    !cJSON_AddStringToObject(o, "cgroup", rec->cgroup_path) ||
-	    !cJSON_AddNumberToObject(o, "cgroup_id", (double)rec->cgroup_id) ||
-	    !cJSON_AddStringToObject(o, "mode", policy_mode_name(pol.mode)) ||
-	    !cJSON_AddNumberToObject(o, "max_depth", pol.max_depth) ||
-	    !cJSON_AddStringToObject(o, "errno", errname) ||
-	    !cJSON_AddNumberToObject(o, "base_level", pol.base_level) ||
-	    !cJSON_AddBoolToObject(o, "attached", attached) ||
+	    !cJSON_AddNumberToObject(o, "cgroup_id", (double)rec->cgroup_id))
+		return -ENOMEM;
+	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
+		const struct policy_field *f = &policy_fields[i];
+		__u32 v = policy_field_get(&pol, f);
+
+		if (!(f->show ? cJSON_AddStringToObject(o, f->json, f->show(v))
+			      : cJSON_AddNumberToObject(o, f->json, v)))
+			return -ENOMEM;
+	}
+	if (!cJSON_AddBoolToObject(o, "attached", attached) ||
 	    !cJSON_AddNumberToObject(o, "allowed", (double)cnt.allowed) ||
 	    !cJSON_AddNumberToObject(o, "denied", (double)cnt.denied) ||
 	    !cJSON_AddNumberToObject(o, "audited", (double)cnt.audited) ||
@@ -84,15 +92,11 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	cJSON *doc = NULL;
 	char *text = NULL;
 	bool json = false, loaded;
-	int opt, err = 0;
+	int err = 0;
 
-	while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
-		if (opt != 'j')
-			return cmd_usage("status: unknown option '%s'", argv[optind - 1]);
-		json = true;
-	}
-	if (optind < argc)
-		return cmd_usage("status: unexpected argument '%s'", argv[optind]);
+	err = cmd_options("status", argc, argv, opts, cmd_set_flag, &json);
+	if (err)
+		return err;
 	err = cmd_require_privileges();
 	if (err)
 		return err;

@@ -105,9 +105,9 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 	size_t n_old = 0;
 	int err = 0;
 
-	(void)ctx;
-	if (argc > 1)
-		return cmd_usage("upgrade: unexpected argument '%s'", argv[1]);
+	err = cmd_options("upgrade", argc, argv, NULL, NULL, NULL);
+	if (err)
+		return err;
 	err = cmd_require_privileges();
 	if (err)
 		return err;

@@ -1,25 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Guarding one container: attach + record, detach + forget, under one lock. */
+/*
+ * Guarding one container: attach + record, detach + forget, gc, under one
+ * lock.  No bpf(), cgroupfs or /proc here: those go through env.
+ */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "cgroup.h"
 #include "container.h"
-#include "guard.h"
 #include "log.h"
 #include "record.h"
 #include "util.h"
 
 /* The cgroup a record names is still the one it guarded. */
-static bool record_cgroup_alive(const struct nsguard_record *rec)
+static bool record_cgroup_alive(const struct container_env *env, const struct nsguard_record *rec)
 {
 	__u64 id = 0;
 
-	if (cgroup_id_of_path(CGROUP_ROOT, rec->cgroup_path, &id) == 0 && id == rec->cgroup_id)
+	if (env->cgroup_id(rec->cgroup_path, &id) == 0 && id == rec->cgroup_id)
 		return true;
 	nsg_clear_error();
 	/* Moved or renamed: still alive if the kernel knows the id. */
-	return cgroup_id_alive(CGROUP_ROOT, rec->cgroup_id);
+	return env->cgroup_alive(rec->cgroup_id);
 }
 
 /* child is strictly below parent ("/a/b" below "/a", not "/ab"). */
@@ -31,6 +33,7 @@ static bool path_below(const char *child, const char *parent)
 }
 
 struct claim_ctx {
+	const struct container_env *env;
 	const char *id;
 	const char *cgroup_path;
 	__u64 cgid;
@@ -47,40 +50,44 @@ struct claim_ctx {
 static int claim_cb(const struct nsguard_record *rec, void *data)
 {
 	const struct claim_ctx *c = data;
+	bool above, below;
 
 	if (strcmp(rec->id, c->id) == 0)
 		return 0;
 	if (rec->cgroup_id == c->cgid)
 		return nsg_fail(EBUSY, "cgroup %s is already guarded for container %s; detach it first",
 				c->cgroup_path, rec->id);
-	if (c->container && path_below(rec->cgroup_path, c->cgroup_path) &&
-	    guard_link_pinned(rec->cgroup_id) &&
-	    record_cgroup_alive(rec))
+	if (!c->container)
+		return 0;
+	above = path_below(rec->cgroup_path, c->cgroup_path);
+	/* Nor below another container's: its policy and events would cover this one. */
+	below = rec->pid && path_below(c->cgroup_path, rec->cgroup_path);
+	/* Only a live guard counts: a stale record does not hold its place. */
+	if ((!above && !below) || !c->env->link_pinned(rec->cgroup_id) ||
+	    !record_cgroup_alive(c->env, rec))
+		return 0;
+	if (above)
 		return nsg_fail(EBUSY,
 				"cgroup %s is above cgroup %s, which is guarded for container %s; "
 				"its policy would apply there too",
 				c->cgroup_path, rec->cgroup_path, rec->id);
-	/* Nor below another container's: its policy and events would cover this one. */
-	if (c->container && rec->pid && path_below(c->cgroup_path, rec->cgroup_path) &&
-	    guard_link_pinned(rec->cgroup_id) && record_cgroup_alive(rec))
-		return nsg_fail(EBUSY,
-				"cgroup %s is below cgroup %s, which is guarded for container %s; "
-				"that container's policy would apply here too",
-				c->cgroup_path, rec->cgroup_path, rec->id);
-	return 0;
+	return nsg_fail(EBUSY,
+			"cgroup %s is below cgroup %s, which is guarded for container %s; "
+			"that container's policy would apply here too",
+			c->cgroup_path, rec->cgroup_path, rec->id);
 }
 
 /* Under the lock: may id guard cgid?  *stale is a record of id to move. */
-static int check_claims(const char *id, const char *cgroup_path, __u64 cgid, bool container,
-			struct nsguard_record *stale, bool *move)
+static int check_claims(const struct container_env *env, const char *id, const char *cgroup_path,
+			__u64 cgid, bool container, struct nsguard_record *stale, bool *move)
 {
-	struct claim_ctx c = { .id = id, .cgroup_path = cgroup_path, .cgid = cgid,
+	struct claim_ctx c = { .env = env, .id = id, .cgroup_path = cgroup_path, .cgid = cgid,
 			       .container = container };
 	int err = 0;
 
 	*move = false;
 	/* One guard per cgroup, and none above another container's. */
-	err = record_foreach(NSGUARD_RECORD_DIR, claim_cb, &c);
+	err = record_foreach(env->record_dir, claim_cb, &c);
 	if (err)
 		return err;
 	/*
@@ -88,7 +95,7 @@ static int check_claims(const char *id, const char *cgroup_path, __u64 cgid, boo
 	 * another runtime root) must not move the first one's guard away.  A
 	 * re-created container, whose old cgroup is gone, may.
 	 */
-	err = record_read(NSGUARD_RECORD_DIR, id, stale);
+	err = record_read(env->record_dir, id, stale);
 	if (err == -ENOENT) {
 		nsg_clear_error();
 		return 0;
@@ -97,7 +104,7 @@ static int check_claims(const char *id, const char *cgroup_path, __u64 cgid, boo
 		return err;
 	if (stale->cgroup_id == cgid)
 		return 0;
-	if (record_cgroup_alive(stale) && guard_link_pinned(stale->cgroup_id))
+	if (record_cgroup_alive(env, stale) && env->link_pinned(stale->cgroup_id))
 		return nsg_fail(EBUSY,
 				"the id is already guarding cgroup %s, which is still alive; a "
 				"second container cannot take it (another runtime root?)",
@@ -107,16 +114,16 @@ static int check_claims(const char *id, const char *cgroup_path, __u64 cgid, boo
 }
 
 /* The init's pid and start time for a record; zeros for pid 0. */
-static int init_identity(pid_t pid, __u32 *pid_out, __u64 *start_out)
+static int init_identity(const struct container_env *env, pid_t pid, __u32 *pid_out,
+			 __u64 *start_out)
 {
-	char state;
 	int err;
 
 	*pid_out = 0;
 	*start_out = 0;
 	if (pid <= 0)
 		return 0;
-	err = proc_stat_read("/proc", pid, &state, start_out);
+	err = env->start_time(pid, start_out);
 	if (err)
 		return nsg_fail(-err, "cannot read the start time of pid %d: %s", (int)pid,
 				strerror(-err));
@@ -124,11 +131,11 @@ static int init_identity(pid_t pid, __u32 *pid_out, __u64 *start_out)
 	return 0;
 }
 
-int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool shared,
-		    struct nsguard_policy *pol, bool *claim_refused)
+int container_guard(const struct container_env *env, const char *id, pid_t pid,
+		    const char *cgroup_path, bool shared, struct nsguard_policy *pol,
+		    bool *claim_refused)
 {
 	struct nsguard_record rec = { 0 }, stale = { 0 };
-	struct guard g = GUARD_INIT;
 	cleanup_close int cgfd = -1, lock = -1;
 	char *link_pin = NULL;
 	bool had_link, move = false;
@@ -137,30 +144,27 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool sha
 
 	*claim_refused = false;
 	/* One open: the id checked is the id of the cgroup attached to. */
-	cgfd = cgroup_open(CGROUP_ROOT, cgroup_path, &cgid);
+	cgfd = env->cgroup_open(cgroup_path, &cgid);
 	if (cgfd < 0)
 		return cgfd;
 	/* Before anything is attached: a failure here leaves nothing behind. */
-	err = init_identity(pid, &rec.pid, &rec.start_time);
+	err = init_identity(env, pid, &rec.pid, &rec.start_time);
 	if (err)
 		return err;
 	/* Check, attach and record as one step against other hooks and gc. */
-	err = guard_lock(&lock);
+	err = env->lock(&lock);
 	if (err)
 		return err;
-	err = check_claims(id, cgroup_path, cgid, pid > 0, &stale, &move);
+	err = check_claims(env, id, cgroup_path, cgid, pid > 0, &stale, &move);
 	if (err) {
 		/* The id and the cgroup path are the container creator's. */
 		*claim_refused = err == -EBUSY;
 		goto out;
 	}
-	err = guard_open(&g, true);
-	if (err)
-		goto out;
-	had_link = guard_link_pinned(cgid);
+	had_link = env->link_pinned(cgid);
 	pol->cgroup_id = cgid;
 	/* A new link whose policy write fails stays and denies (detach --cgroup). */
-	err = guard_attach(&g, cgfd, cgid, pol, &link_pin);
+	err = env->attach(cgfd, cgid, pol, &link_pin);
 	if (err)
 		goto out;
 
@@ -170,36 +174,31 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool sha
 	rec.link_pin = link_pin;
 	rec.policy = *pol;
 	rec.shared = shared;
-	err = record_write(NSGUARD_RECORD_DIR, &rec);
+	err = record_write(env->record_dir, &rec);
 	if (err) {
 		/* Without a record nothing would ever detach it. */
 		if (!had_link)
-			guard_detach(cgid);
+			env->detach(cgid);
 		nsg_fail_context(err, "writing the record of container %s", id);
 		goto out;
 	}
 	if (move)
-		guard_detach(stale.cgroup_id);
+		env->detach(stale.cgroup_id);
 out:
 	free(link_pin);
-	guard_close(&g);
 	record_free(&stale);
 	return err;
 }
 
-int container_unguard(const char *id, bool force)
+/* container_unguard, for a caller that holds the lock. */
+static int unguard_locked(const struct container_env *env, const char *id, bool force)
 {
 	struct nsguard_record rec = { 0 };
-	cleanup_close int lock = -1;
 	bool populated = false;
 	__u64 t = 0;
-	char state;
 	int err = 0;
 
-	err = guard_lock(&lock);
-	if (err)
-		return err;
-	err = record_read(NSGUARD_RECORD_DIR, id, &rec);
+	err = record_read(env->record_dir, id, &rec);
 	if (err)
 		return err;
 	/*
@@ -208,7 +207,7 @@ int container_unguard(const char *id, bool force)
 	 * instance's: a second container that took the id, a late one.
 	 */
 	if (!force && rec.pid) {
-		err = proc_stat_read("/proc", (pid_t)rec.pid, &state, &t);
+		err = env->start_time((pid_t)rec.pid, &t);
 		if (err == 0 && t == rec.start_time) {
 			err = nsg_fail(EBUSY,
 				       "the guarded instance's init (pid %u) is still running, so "
@@ -230,8 +229,8 @@ int container_unguard(const char *id, bool force)
 	 * (init gone, its children not: no pid namespace) are still the
 	 * guarded instance's, unless the admin allowed a shared cgroup.
 	 */
-	if (!force && !rec.shared && record_cgroup_alive(&rec) &&
-	    cgroup_populated(CGROUP_ROOT, rec.cgroup_path, &populated) == 0 && populated) {
+	if (!force && !rec.shared && record_cgroup_alive(env, &rec) &&
+	    env->cgroup_populated(rec.cgroup_path, &populated) == 0 && populated) {
 		err = nsg_fail(EBUSY,
 			       "its cgroup %s still holds processes, so the guard stays (nsguard "
 			       "detach --id removes it)",
@@ -239,10 +238,144 @@ int container_unguard(const char *id, bool force)
 		goto out;
 	}
 	nsg_clear_error();
-	err = guard_detach(rec.cgroup_id);
+	err = env->detach(rec.cgroup_id);
 	if (!err)
-		err = record_remove(NSGUARD_RECORD_DIR, id);
+		err = record_remove(env->record_dir, id);
 out:
 	record_free(&rec);
+	return err;
+}
+
+int container_unguard(const struct container_env *env, const char *id, bool force)
+{
+	cleanup_close int lock = -1;
+	int err = env->lock(&lock);
+
+	return err ?: unguard_locked(env, id, force);
+}
+
+int container_unguard_cgroup(const struct container_env *env, const char *cgroup_path,
+			     char **id_out)
+{
+	struct nsguard_record rec = { 0 };
+	cleanup_close int lock = -1;
+	__u64 cgid = 0;
+	int err = 0;
+
+	*id_out = NULL;
+	/* Under the lock: a hook's link about to be recorded is not a bare link. */
+	err = env->lock(&lock);
+	if (err)
+		return err;
+	err = env->cgroup_id(cgroup_path, &cgid);
+	if (err == 0) {
+		err = record_find_cgroup(env->record_dir, cgid, &rec);
+		if (err == -ENOENT) {
+			nsg_clear_error();
+			/* A link without a record: a failed attach. */
+			if (!env->link_pinned(cgid))
+				return nsg_fail(ENOENT, "cgroup %s is not guarded", cgroup_path);
+			return env->detach(cgid);
+		}
+	} else if (err == -ENOENT) {
+		nsg_clear_error();
+		/* The cgroup is gone: its record by path. */
+		err = record_find_path(env->record_dir, cgroup_path, &rec);
+		if (err == -ENOENT)
+			return nsg_fail(ENOENT, "cgroup %s does not exist and no record names it",
+					cgroup_path);
+	}
+	if (err)
+		return err;
+	err = unguard_locked(env, rec.id, true);
+	if (!err)
+		*id_out = steal_pointer(&rec.id);
+	record_free(&rec);
+	return err;
+}
+
+struct gc {
+	const struct container_env *env;
+	FILE *out;
+	__u64 *kept; /* cgroup ids of the records that stay */
+	size_t n_kept;
+	int failed;
+};
+
+static int gc_record(const struct nsguard_record *rec, void *data)
+{
+	struct gc *gc = data;
+	__u64 id = 0, *k;
+	int err = gc->env->cgroup_id(rec->cgroup_path, &id);
+
+	if (err == 0 && id == rec->cgroup_id) {
+		k = realloc(gc->kept, (gc->n_kept + 1) * sizeof(*k));
+		if (!k)
+			return nsg_fail(ENOMEM, "out of memory");
+		gc->kept = k;
+		gc->kept[gc->n_kept++] = id;
+		return 0;
+	}
+	/* Only "gone" or "re-created" count; anything else leaves it alone. */
+	if (err && err != -ENOENT)
+		return 0;
+	nsg_clear_error();
+	err = gc->env->detach(rec->cgroup_id);
+	if (!err)
+		err = record_remove(gc->env->record_dir, rec->id);
+	if (err) {
+		nsg_warn("gc: container %s: %s", rec->id, nsg_last_error());
+		gc->failed = err;
+		return 0;
+	}
+	fprintf(gc->out, "removed container %s (cgroup %s, id %llu: %s)\n", rec->id,
+		rec->cgroup_path, (unsigned long long)rec->cgroup_id, id ? "re-created" : "gone");
+	return 0;
+}
+
+static int gc_links(struct gc *gc)
+{
+	cleanup_free __u64 *ids = NULL;
+	size_t n = 0;
+	bool kept;
+	int err = gc->env->links(&ids, &n);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		kept = false;
+		for (size_t j = 0; j < gc->n_kept && !kept; j++)
+			kept = gc->kept[j] == ids[i];
+		if (kept || gc->env->cgroup_alive(ids[i]))
+			continue;
+		err = gc->env->detach(ids[i]);
+		if (err) {
+			nsg_warn("gc: link %llu: %s", (unsigned long long)ids[i], nsg_last_error());
+			gc->failed = err;
+			continue;
+		}
+		fprintf(gc->out, "removed link %s/%llu (no record, cgroup gone)\n", NSGUARD_PIN_LINKS,
+			(unsigned long long)ids[i]);
+	}
+	return 0;
+}
+
+int container_gc(const struct container_env *env, FILE *out)
+{
+	struct gc gc = { .env = env, .out = out };
+	cleanup_close int lock = -1;
+	int err = 0;
+
+	/* Not while a hook checks, attaches and records. */
+	err = env->lock(&lock);
+	if (err)
+		return err;
+	err = record_foreach(env->record_dir, gc_record, &gc);
+	/* Links are judged against the records: skip them if those failed. */
+	if (!err)
+		err = gc_links(&gc);
+	free(gc.kept);
+	if (!err && gc.failed)
+		err = nsg_fail(-gc.failed, "gc: some entries could not be removed (see above)");
 	return err;
 }

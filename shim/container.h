@@ -1,15 +1,46 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Guarding one container: the step the hook, attach, detach and gc share.
- * Every change to pins and records happens under guard_lock().
+ * Every change to pins and records happens under env->lock().
+ *
+ * The module itself only reads and writes records; everything else it does
+ * goes through a struct container_env: bpf() (guard.c), cgroupfs and /proc.
+ * The commands pass container_env_live (container_live.c); the host unit
+ * tests pass a fake world (shim/tests/test_container.c).
  */
 #ifndef NSGUARD_CONTAINER_H
 #define NSGUARD_CONTAINER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "../bpf/nsguard.h"
+
+struct container_env {
+	const char *record_dir; /* NSGUARD_RECORD_DIR */
+	/* guard_lock(): *fd_out holds the lock until closed (may stay -1). */
+	int (*lock)(int *fd_out);
+	/* cgroup_open() under CGROUP_ROOT: an fd, *id_out its cgroup id. */
+	int (*cgroup_open)(const char *path, __u64 *id_out);
+	/* cgroup_id_of_path(): -ENOENT when no cgroup has that path now. */
+	int (*cgroup_id)(const char *path, __u64 *id_out);
+	/* cgroup_id_alive(): true when it cannot tell. */
+	bool (*cgroup_alive)(__u64 id);
+	int (*cgroup_populated)(const char *path, bool *populated);
+	/* The start time of pid (proc_stat_read): -ESRCH when it is gone, no message. */
+	int (*start_time)(pid_t pid, __u64 *start);
+	bool (*link_pinned)(__u64 cgroup_id);
+	/* Load or reuse the program, attach it to the cgroup and write pol. */
+	int (*attach)(int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
+		      char **link_pin_out);
+	/* Unpin the link: success if there is none. */
+	int (*detach)(__u64 cgroup_id);
+	/* The cgroup ids with a pinned link (*ids malloc'd). */
+	int (*links)(__u64 **ids, size_t *n);
+};
+
+extern const struct container_env container_env_live;
 
 /*
  * Guard cgroup_path (relative to the cgroup2 root, starting with '/') for
@@ -24,8 +55,9 @@
  * the container's creator chose (never opened by fail-mode open).  shared:
  * the admin allowed a cgroup with other processes (shared-cgroups = allow).
  */
-int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool shared,
-		    struct nsguard_policy *pol, bool *claim_refused);
+int container_guard(const struct container_env *env, const char *id, pid_t pid,
+		    const char *cgroup_path, bool shared, struct nsguard_policy *pol,
+		    bool *claim_refused);
 
 /*
  * Detach and forget the container of record id; -ENOENT if unknown.  Unless
@@ -34,6 +66,24 @@ int container_guard(const char *id, pid_t pid, const char *cgroup_path, bool sha
  * or cannot be checked, or while its cgroup still holds processes (unless
  * recorded as shared).
  */
-int container_unguard(const char *id, bool force);
+int container_unguard(const struct container_env *env, const char *id, bool force);
+
+/*
+ * nsguard detach --cgroup: detach whatever guards cgroup_path, by force.
+ * The record of its cgroup id, else (the cgroup is gone) the record that
+ * names the path, else a link without a record (a failed attach).  *id_out
+ * is the record's id (malloc'd), NULL for a bare link.  -ENOENT with a
+ * message when nothing guards it.
+ */
+int container_unguard_cgroup(const struct container_env *env, const char *cgroup_path,
+			     char **id_out);
+
+/*
+ * nsguard gc: forget the containers whose cgroup is gone or re-created (a
+ * new id at the recorded path), and unpin links that have neither a record
+ * nor a live cgroup.  One line per removal to out.  Entries that cannot be
+ * removed are warned about and make it fail at the end.
+ */
+int container_gc(const struct container_env *env, FILE *out);
 
 #endif

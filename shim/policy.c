@@ -60,6 +60,15 @@ int policy_mode_parse(const char *s, __u32 *mode)
 	return -EINVAL;
 }
 
+int policy_mode_unshow(const char *s, __u32 *mode)
+{
+	if (strcmp(s, mode_names[NSGUARD_MODE_NONE]) == 0) {
+		*mode = NSGUARD_MODE_NONE;
+		return 0;
+	}
+	return policy_mode_parse(s, mode);
+}
+
 /* 0 is what an all-zero policy holds and means EPERM to the BPF program. */
 const char *policy_errno_name(__u32 err)
 {
@@ -146,79 +155,183 @@ static const char *quote(const char *s, char *buf, size_t size)
 }
 
 #define QUOTE_MAX 80
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+struct policy_resolution {
+	const struct nsguard_config *cfg;
+	const char *origin; /* of cfg, for messages */
+	const char *given[POLICY_FIELD_COUNT]; /* annotated values */
+	struct nsguard_policy pol; /* resolved so far, in table order */
+};
+
+static __u32 mode_fallback(const struct nsguard_config *cfg)
+{
+	return cfg->default_mode;
+}
+
+/* The default mode is the admin's own choice; an annotated one must be allowed. */
+static int mode_limit(const struct policy_resolution *r, const char *value, __u32 v)
+{
+	char list[64];
+
+	if (r->cfg->allowed_modes & (1u << v))
+		return 0;
+	modes_list(r->cfg->allowed_modes, list, sizeof(list));
+	return nsg_fail(EPERM, "annotation %s=%s is not permitted: allowed-modes is %s (%s)",
+			ANNOTATION_MODE, value, list, r->origin);
+}
+
+/* allow/audit without an annotation get the admin's max-depth. */
+static __u32 depth_fallback(const struct nsguard_config *cfg)
+{
+	return cfg->max_depth;
+}
+
+/* Nesting asked for under deny is a conflict; above the admin's max-depth, refused. */
+static int depth_limit(const struct policy_resolution *r, const char *value, __u32 v)
+{
+	if (r->pol.mode == NSGUARD_MODE_DENY) {
+		if (r->given[POLICY_MODE])
+			return nsg_fail(EINVAL, "annotation %s=%s conflicts with %s=deny",
+					ANNOTATION_MAX_DEPTH, value, ANNOTATION_MODE);
+		return nsg_fail(EINVAL,
+				"annotation %s=%s conflicts with the default-mode deny (%s); "
+				"add %s=allow or audit",
+				ANNOTATION_MAX_DEPTH, value, r->origin, ANNOTATION_MODE);
+	}
+	if (v > r->cfg->max_depth)
+		return nsg_fail(EPERM, "annotation %s=%s exceeds the administrator's max-depth %u (%s)",
+				ANNOTATION_MAX_DEPTH, value, r->cfg->max_depth, r->origin);
+	return 0;
+}
+
+static __u32 errno_fallback(const struct nsguard_config *cfg)
+{
+	return cfg->default_err;
+}
+
+const char *policy_errno_show(__u32 err)
+{
+	return policy_errno_name(err) ?: "?";
+}
+
+#define FIELD(m) .offset = offsetof(struct nsguard_policy, m)
+
+const struct policy_field policy_fields[POLICY_FIELD_COUNT] = {
+	[POLICY_MODE] = { .name = "mode", .annotation = ANNOTATION_MODE, .json = "mode",
+			  FIELD(mode), .record_name = true, .unshow = policy_mode_unshow,
+			  .parse = policy_mode_parse,
+			  .show = policy_mode_name, .invalid = "not a mode (deny, audit, allow)",
+			  .fallback = mode_fallback, .limit = mode_limit },
+	[POLICY_MAX_DEPTH] = { .name = "max-depth", .annotation = ANNOTATION_MAX_DEPTH,
+			       .json = "max_depth", FIELD(max_depth), .parse = policy_depth_parse,
+			       .invalid = "not a decimal number in 0.." STR(NSGUARD_MAX_DEPTH),
+			       .fallback = depth_fallback, .limit = depth_limit },
+	[POLICY_ERRNO] = { .name = "errno", .annotation = ANNOTATION_ERRNO, .json = "errno",
+			   FIELD(err), .parse = policy_errno_parse, .show = policy_errno_show,
+			   .invalid = "not one of EPERM, ENOSPC, EACCES",
+			   .fallback = errno_fallback },
+	/* Measured by the shim (nsguard attach --base-level sets it by hand). */
+	[POLICY_BASE_LEVEL] = { .name = "base-level", .json = "base_level", FIELD(base_level),
+				.parse = policy_depth_parse,
+				.invalid = "not a level 0.." STR(NSGUARD_MAX_DEPTH) },
+};
+
+const char *policy_field_show(const struct policy_field *f, __u32 v, char *buf, size_t len)
+{
+	if (f->show)
+		return f->show(v);
+	snprintf(buf, len, "%u", v);
+	return buf;
+}
+
+void policy_describe(const struct nsguard_policy *p, char *buf, size_t len)
+{
+	size_t off = 0;
+	char num[16];
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < POLICY_FIELD_COUNT && off < len; i++) {
+		const struct policy_field *f = &policy_fields[i];
+
+		off += snprintf(buf + off, len - off, "%s%s %s", i ? ", " : "", f->name,
+				policy_field_show(f, policy_field_get(p, f), num, sizeof(num)));
+	}
+}
+
+/* "nsguard.io/userns, nsguard.io/userns.max-depth, ..." for messages. */
+static void annotations_list(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < POLICY_FIELD_COUNT && off < len; i++)
+		if (policy_fields[i].annotation)
+			off += snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+					policy_fields[i].annotation);
+}
+
+static const struct policy_field *field_of_annotation(const char *key)
+{
+	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++)
+		if (policy_fields[i].annotation && strcmp(key, policy_fields[i].annotation) == 0)
+			return &policy_fields[i];
+	return NULL;
+}
 
 int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
 		   size_t n, struct nsguard_policy *out)
 {
-	const char *mode_s = NULL, *depth_s = NULL, *errno_s = NULL;
-	const char *origin = cfg->origin[0] ? cfg->origin : "nsguard.conf";
-	char q[QUOTE_MAX + 16], list[64];
-	__u32 mode = cfg->default_mode, depth = cfg->max_depth, err = cfg->default_err;
+	struct policy_resolution r = { .cfg = cfg,
+				       .origin = cfg->origin[0] ? cfg->origin : "nsguard.conf" };
+	char q[QUOTE_MAX + 16], known[256];
+	const struct policy_field *f;
 	size_t i;
+	__u32 v;
+	int err;
 
 	for (i = 0; i < n; i++) {
-		const char *key = annotations[i].key, *value = annotations[i].value;
-		const char **slot;
+		const char *key = annotations[i].key;
 
 		if (!oci_annotation_is_ours(key))
 			continue;
-		if (strcmp(key, ANNOTATION_MODE) == 0)
-			slot = &mode_s;
-		else if (strcmp(key, ANNOTATION_MAX_DEPTH) == 0)
-			slot = &depth_s;
-		else if (strcmp(key, ANNOTATION_ERRNO) == 0)
-			slot = &errno_s;
-		else
-			return nsg_fail(EINVAL, "unknown annotation %s (known: %s, %s, %s)",
-					quote(key, q, sizeof(q)), ANNOTATION_MODE,
-					ANNOTATION_MAX_DEPTH, ANNOTATION_ERRNO);
-		if (*slot)
+		f = field_of_annotation(key);
+		if (!f) {
+			annotations_list(known, sizeof(known));
+			return nsg_fail(EINVAL, "unknown annotation %s (known: %s)",
+					quote(key, q, sizeof(q)), known);
+		}
+		if (r.given[f - policy_fields])
 			return nsg_fail(EINVAL, "annotation %s is given twice", key);
-		*slot = value;
+		r.given[f - policy_fields] = annotations[i].value;
 	}
 
-	if (mode_s) {
-		if (policy_mode_parse(mode_s, &mode) < 0)
-			return nsg_fail(EINVAL, "annotation %s=%s is not a mode (deny, audit, allow)",
-					ANNOTATION_MODE, quote(mode_s, q, sizeof(q)));
-		if (!(cfg->allowed_modes & (1u << mode))) {
-			modes_list(cfg->allowed_modes, list, sizeof(list));
-			return nsg_fail(EPERM, "annotation %s=%s is not permitted: allowed-modes is %s (%s)",
-					ANNOTATION_MODE, mode_s, list, origin);
+	for (i = 0; i < POLICY_FIELD_COUNT; i++) {
+		const char *value = r.given[i];
+
+		f = &policy_fields[i];
+		if (!f->fallback)
+			continue;
+		v = f->fallback(cfg);
+		if (value) {
+			if (f->parse(value, &v) < 0)
+				return nsg_fail(EINVAL, "annotation %s=%s is %s", f->annotation,
+						quote(value, q, sizeof(q)), f->invalid);
+			err = f->limit ? f->limit(&r, value, v) : 0;
+			if (err)
+				return err;
 		}
+		policy_field_set(&r.pol, f, v);
 	}
-
-	if (depth_s) {
-		if (policy_depth_parse(depth_s, &depth) < 0)
-			return nsg_fail(EINVAL,
-					"annotation %s=%s is not a decimal number in 0..%d",
-					ANNOTATION_MAX_DEPTH, quote(depth_s, q, sizeof(q)),
-					NSGUARD_MAX_DEPTH);
-		if (mode == NSGUARD_MODE_DENY) {
-			if (mode_s)
-				return nsg_fail(EINVAL, "annotation %s=%s conflicts with %s=deny",
-						ANNOTATION_MAX_DEPTH, depth_s, ANNOTATION_MODE);
-			return nsg_fail(EINVAL,
-					"annotation %s=%s conflicts with the default-mode deny (%s); "
-					"add %s=allow or audit",
-					ANNOTATION_MAX_DEPTH, depth_s, origin, ANNOTATION_MODE);
-		}
-		if (depth > cfg->max_depth)
-			return nsg_fail(EPERM,
-					"annotation %s=%s exceeds the administrator's max-depth %u (%s)",
-					ANNOTATION_MAX_DEPTH, depth_s, cfg->max_depth, origin);
-	}
-
-	if (errno_s && policy_errno_parse(errno_s, &err) < 0)
-		return nsg_fail(EINVAL, "annotation %s=%s is not one of EPERM, ENOSPC, EACCES",
-				ANNOTATION_ERRNO, quote(errno_s, q, sizeof(q)));
-
-	if (mode == NSGUARD_MODE_DENY)
-		depth = 0;
-	/* Only mode, max_depth and err are ours: base_level and cgroup_id
-	 * belong to the caller and are left untouched. */
-	out->mode = mode;
-	out->max_depth = depth;
-	out->err = err;
+	/* Deny allows no nesting at all. */
+	if (r.pol.mode == NSGUARD_MODE_DENY)
+		r.pol.max_depth = 0;
+	/* Only the resolved fields are ours: base_level and cgroup_id belong
+	 * to the caller and are left untouched. */
+	for (i = 0; i < POLICY_FIELD_COUNT; i++)
+		if (policy_fields[i].fallback)
+			policy_field_set(out, &policy_fields[i],
+					 policy_field_get(&r.pol, &policy_fields[i]));
 	return 0;
 }

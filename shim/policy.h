@@ -3,6 +3,8 @@
 #ifndef NSGUARD_POLICY_H
 #define NSGUARD_POLICY_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "../bpf/nsguard.h"
 #include "config.h"
@@ -13,8 +15,8 @@
 #define ANNOTATION_ERRNO "nsguard.io/userns.errno"
 
 /*
- * Resolve the policy for one container.  Fills mode, max_depth and err;
- * the caller fills base_level and cgroup_id.  Refuses (-EINVAL, or -EPERM
+ * Resolve the policy for one container.  Fills the fields with an annotation
+ * (mode, max_depth, err); the caller fills base_level and cgroup_id.  Refuses (-EINVAL, or -EPERM
  * when the admin config forbids it, with a message naming the annotation
  * and the limit): an unknown nsguard.io/ key, an unknown mode or errno, a
  * depth that is not a decimal number in 0..NSGUARD_MAX_DEPTH or above the
@@ -23,11 +25,64 @@
 int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
 		   size_t n, struct nsguard_policy *out);
 
+/*
+ * One row per policy field: a new field is a row here (plus its struct
+ * nsguard_policy member and its BPF logic); the annotations, nsguard attach's
+ * options, records, status and the hook's log line follow from the table.
+ * Rows resolve in order (max-depth looks at the resolved mode).
+ */
+enum policy_field_id {
+	POLICY_MODE,
+	POLICY_MAX_DEPTH,
+	POLICY_ERRNO,
+	POLICY_BASE_LEVEL,
+	POLICY_FIELD_COUNT,
+};
+
+struct policy_resolution;
+
+struct policy_field {
+	const char *name; /* man pages, nsguard attach --NAME, status labels */
+	const char *annotation; /* NULL: not the container's to choose */
+	const char *json; /* key in records and status --json */
+	size_t offset; /* of its __u32 in struct nsguard_policy */
+	bool record_name; /* records keep show()'s name rather than the number */
+	int (*unshow)(const char *s, __u32 *v); /* record_name: show()'s inverse */
+	int (*parse)(const char *s, __u32 *v); /* 0 or -EINVAL */
+	const char *(*show)(__u32 v); /* NULL: a decimal number */
+	const char *invalid; /* "not a mode (...)": what parse refused */
+	/* The value without an annotation (NULL: left to the caller). */
+	__u32 (*fallback)(const struct nsguard_config *cfg);
+	/* The admin's ceiling on an annotated value: 0 or nsg_fail (NULL: none). */
+	int (*limit)(const struct policy_resolution *r, const char *value, __u32 v);
+};
+
+extern const struct policy_field policy_fields[POLICY_FIELD_COUNT];
+
+static inline __u32 policy_field_get(const struct nsguard_policy *p, const struct policy_field *f)
+{
+	return *(const __u32 *)((const char *)p + f->offset);
+}
+
+static inline void policy_field_set(struct nsguard_policy *p, const struct policy_field *f,
+				    __u32 v)
+{
+	*(__u32 *)((char *)p + f->offset) = v;
+}
+
+/* The value as status shows it: show()'s name, or the number in buf. */
+const char *policy_field_show(const struct policy_field *f, __u32 v, char *buf, size_t len);
+/* "mode deny, max-depth 0, errno EPERM, base-level 1" (every field). */
+void policy_describe(const struct nsguard_policy *p, char *buf, size_t len);
+
 const char *policy_mode_name(__u32 mode); /* "deny", "audit", "allow", "none" */
 int policy_mode_parse(const char *s, __u32 *mode); /* 0 or -EINVAL */
+int policy_mode_unshow(const char *s, __u32 *mode); /* also "none" (records) */
 const char *policy_errno_name(__u32 err); /* "EPERM", "ENOSPC", "EACCES", or NULL */
 int policy_errno_parse(const char *s, __u32 *err); /* accepts those three names */
 /* Parse a decimal depth 0..NSGUARD_MAX_DEPTH, no sign, no junk. */
 int policy_depth_parse(const char *s, __u32 *depth);
+/* An errno name for messages: "EPERM", or "?" for a number not in the list. */
+const char *policy_errno_show(__u32 err);
 
 #endif

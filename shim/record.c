@@ -122,11 +122,17 @@ static cJSON *record_to_json(const struct nsguard_record *rec)
 	if (rec->shared && !cJSON_AddTrueToObject(doc, "shared"))
 		return NULL;
 	pol = cJSON_AddObjectToObject(doc, "policy");
-	if (!pol || !cJSON_AddStringToObject(pol, "mode", policy_mode_name(rec->policy.mode)) ||
-	    !cJSON_AddNumberToObject(pol, "max_depth", rec->policy.max_depth) ||
-	    !cJSON_AddNumberToObject(pol, "base_level", rec->policy.base_level) ||
-	    !cJSON_AddNumberToObject(pol, "errno", rec->policy.err) ||
-	    !cJSON_AddStringToObject(pol, "cgroup_id", pol_id))
+	if (!pol)
+		return NULL;
+	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
+		const struct policy_field *f = &policy_fields[i];
+		__u32 v = policy_field_get(&rec->policy, f);
+
+		if (!(f->record_name ? cJSON_AddStringToObject(pol, f->json, f->show(v))
+				     : cJSON_AddNumberToObject(pol, f->json, v)))
+			return NULL;
+	}
+	if (!cJSON_AddStringToObject(pol, "cgroup_id", pol_id))
 		return NULL;
 	return steal_pointer(&doc);
 }
@@ -239,20 +245,30 @@ static int get_u64(const cJSON *obj, const char *key, __u64 *out)
 	return 0;
 }
 
-static int mode_from_name(const cJSON *obj, __u32 *mode)
+/* A field the record keeps by name: any value whose show() it is. */
+static int get_name(const cJSON *obj, const struct policy_field *f, __u32 *out)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "mode");
-	__u32 m;
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, f->json);
 
 	if (!cJSON_IsString(it) || !it->valuestring)
 		return -EINVAL;
-	for (m = 0; m < NSGUARD_MODE_COUNT; m++) {
-		if (strcmp(it->valuestring, policy_mode_name(m)) == 0) {
-			*mode = m;
-			return 0;
-		}
+	return f->unshow(it->valuestring, out);
+}
+
+static int get_policy(const cJSON *pol, struct nsguard_policy *out)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
+		const struct policy_field *f = &policy_fields[i];
+		__u32 v = 0;
+
+		err = f->record_name ? get_name(pol, f, &v) : get_u32(pol, f->json, &v);
+		if (err < 0)
+			return err;
+		policy_field_set(out, f, v);
 	}
-	return -EINVAL;
+	return get_u64(pol, "cgroup_id", &out->cgroup_id);
 }
 
 static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
@@ -268,11 +284,7 @@ static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
 	    (err = get_str(doc, "cgroup", false, &rec->cgroup_path)) < 0 ||
 	    (err = get_u64(doc, "cgroup_id", &rec->cgroup_id)) < 0 ||
 	    (err = get_str(doc, "link_pin", true, &rec->link_pin)) < 0 ||
-	    (err = mode_from_name(pol, &rec->policy.mode)) < 0 ||
-	    (err = get_u32(pol, "max_depth", &rec->policy.max_depth)) < 0 ||
-	    (err = get_u32(pol, "base_level", &rec->policy.base_level)) < 0 ||
-	    (err = get_u32(pol, "errno", &rec->policy.err)) < 0 ||
-	    (err = get_u64(pol, "cgroup_id", &rec->policy.cgroup_id)) < 0)
+	    (err = get_policy(pol, &rec->policy)) < 0)
 		return err < 0 ? err : -EINVAL;
 	it = cJSON_GetObjectItemCaseSensitive(doc, "shared");
 	if (it && !cJSON_IsBool(it))
@@ -412,7 +424,8 @@ int record_foreach(const char *dir, int (*fn)(const struct nsguard_record *rec, 
 }
 
 struct find_ctx {
-	__u64 cgroup_id;
+	__u64 cgroup_id; /* or, when path is set, */
+	const char *path;
 	struct nsguard_record *out;
 	bool found;
 };
@@ -421,16 +434,14 @@ static int find_cb(const struct nsguard_record *rec, void *data)
 {
 	struct find_ctx *ctx = data;
 
-	if (ctx->found || rec->cgroup_id != ctx->cgroup_id)
+	if (ctx->found)
 		return 0;
+	if (ctx->path ? strcmp(rec->cgroup_path, ctx->path) != 0 : rec->cgroup_id != ctx->cgroup_id)
+		return 0;
+	*ctx->out = *rec;
 	ctx->out->id = strdup(rec->id);
 	ctx->out->cgroup_path = strdup(rec->cgroup_path);
 	ctx->out->link_pin = rec->link_pin ? strdup(rec->link_pin) : NULL;
-	ctx->out->cgroup_id = rec->cgroup_id;
-	ctx->out->pid = rec->pid;
-	ctx->out->start_time = rec->start_time;
-	ctx->out->shared = rec->shared;
-	ctx->out->policy = rec->policy;
 	if (!ctx->out->id || !ctx->out->cgroup_path || (rec->link_pin && !ctx->out->link_pin)) {
 		record_free(ctx->out);
 		return nsg_fail(ENOMEM, "out of memory");
@@ -439,16 +450,31 @@ static int find_cb(const struct nsguard_record *rec, void *data)
 	return 0;
 }
 
+static int find(const char *dir, struct find_ctx *ctx)
+{
+	int err = 0;
+
+	memset(ctx->out, 0, sizeof(*ctx->out));
+	err = record_foreach(dir, find_cb, ctx);
+	if (err < 0)
+		return err;
+	if (ctx->found)
+		return 0;
+	if (ctx->path)
+		return nsg_fail(ENOENT, "no record for cgroup %s", ctx->path);
+	return nsg_fail(ENOENT, "no record for cgroup id %llu", (unsigned long long)ctx->cgroup_id);
+}
+
 int record_find_cgroup(const char *dir, __u64 cgroup_id, struct nsguard_record *rec)
 {
 	struct find_ctx ctx = { .cgroup_id = cgroup_id, .out = rec };
-	int err = 0;
 
-	memset(rec, 0, sizeof(*rec));
-	err = record_foreach(dir, find_cb, &ctx);
-	if (err < 0)
-		return err;
-	if (!ctx.found)
-		return nsg_fail(ENOENT, "no record for cgroup id %llu", (unsigned long long)cgroup_id);
-	return 0;
+	return find(dir, &ctx);
+}
+
+int record_find_path(const char *dir, const char *cgroup_path, struct nsguard_record *rec)
+{
+	struct find_ctx ctx = { .path = cgroup_path, .out = rec };
+
+	return find(dir, &ctx);
 }

@@ -28,8 +28,10 @@ int record_remove(const char *dir, const char *id);
  * A missing dir means no records. */
 int record_foreach(const char *dir, int (*fn)(const struct nsguard_record *rec, void *data),
 		   void *data);
-/* Find the record of a cgroup id; -ENOENT if none. */
+/* Find the record of a cgroup id, or the first (by id) naming a cgroup path;
+ * -ENOENT with a message if none. */
 int record_find_cgroup(const char *dir, __u64 cgroup_id, struct nsguard_record *rec);
+int record_find_path(const char *dir, const char *cgroup_path, struct nsguard_record *rec);
 void record_free(struct nsguard_record *rec);
 
 #endif

@@ -115,6 +115,7 @@ static const struct {
 	{ "log", suite_log },	    { "oci", suite_oci },	{ "config", suite_config },
 	{ "policy", suite_policy }, { "cgroup", suite_cgroup }, { "scope", suite_scope },
 	{ "record", suite_record },
+	{ "container", suite_container },
 };
 
 int main(int argc, char **argv)

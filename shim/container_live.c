@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The real world behind container.c: bpf() through guard.c, cgroupfs, /proc. */
+#include <errno.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "guard.h"
+
+static int live_cgroup_open(const char *path, __u64 *id_out)
+{
+	return cgroup_open(CGROUP_ROOT, path, id_out);
+}
+
+static int live_cgroup_id(const char *path, __u64 *id_out)
+{
+	return cgroup_id_of_path(CGROUP_ROOT, path, id_out);
+}
+
+static bool live_cgroup_alive(__u64 id)
+{
+	return cgroup_id_alive(CGROUP_ROOT, id);
+}
+
+static int live_cgroup_populated(const char *path, bool *populated)
+{
+	return cgroup_populated(CGROUP_ROOT, path, populated);
+}
+
+static int live_start_time(pid_t pid, __u64 *start)
+{
+	char state;
+
+	return proc_stat_read("/proc", pid, &state, start);
+}
+
+static int live_attach(int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
+		       char **link_pin_out)
+{
+	struct guard g = GUARD_INIT;
+	/* The caller holds the lock: load and pin on first use. */
+	int err = guard_open(&g, true);
+
+	if (!err)
+		err = guard_attach(&g, cgroup_fd, cgroup_id, pol, link_pin_out);
+	guard_close(&g);
+	return err;
+}
+
+static int live_links(__u64 **ids, size_t *n)
+{
+	return guard_links_list(NSGUARD_PIN_DIR, ids, n);
+}
+
+const struct container_env container_env_live = {
+	.record_dir = NSGUARD_RECORD_DIR,
+	.lock = guard_lock,
+	.cgroup_open = live_cgroup_open,
+	.cgroup_id = live_cgroup_id,
+	.cgroup_alive = live_cgroup_alive,
+	.cgroup_populated = live_cgroup_populated,
+	.start_time = live_start_time,
+	.link_pinned = guard_link_pinned,
+	.attach = live_attach,
+	.detach = guard_detach,
+	.links = live_links,
+};

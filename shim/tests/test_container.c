@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * container.c against a fake world (struct container_env): cgroups, init
+ * processes and pinned links are tables here, records are real files in a
+ * temporary directory.  Guard, claims, id reuse, poststop, detach and gc.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "record.h"
+#include "test.h"
+#include "util.h"
+
+#define MAX 8
+
+static struct world {
+	struct {
+		const char *path;
+		__u64 id;
+		bool populated;
+	} cg[MAX]; /* path NULL: gone */
+	struct {
+		pid_t pid;
+		__u64 start;
+	} proc[MAX];
+	__u64 link[MAX]; /* 0: free slot */
+	struct nsguard_policy pol[MAX]; /* the policy written with link[i] */
+	int attach_err; /* the next attach fails with it */
+	bool break_records; /* attach puts a file where the records go */
+	char tmp[64], recdir[128];
+} w;
+
+static int find_cg_path(const char *path)
+{
+	for (int i = 0; i < MAX; i++)
+		if (w.cg[i].path && strcmp(w.cg[i].path, path) == 0)
+			return i;
+	return -1;
+}
+
+static int find_link(__u64 id)
+{
+	for (int i = 0; i < MAX; i++)
+		if (id && w.link[i] == id)
+			return i;
+	return -1;
+}
+
+static int f_lock(int *fd)
+{
+	*fd = -1;
+	return 0;
+}
+
+static int f_cgroup_id(const char *path, __u64 *id)
+{
+	int i = find_cg_path(path);
+
+	if (i < 0)
+		return nsg_fail(ENOENT, "cgroup %s does not exist", path);
+	*id = w.cg[i].id;
+	return 0;
+}
+
+static int f_cgroup_open(const char *path, __u64 *id)
+{
+	int err = f_cgroup_id(path, id);
+
+	return err ?: open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static bool f_cgroup_alive(__u64 id)
+{
+	for (int i = 0; i < MAX; i++)
+		if (w.cg[i].path && w.cg[i].id == id)
+			return true;
+	return false;
+}
+
+static int f_populated(const char *path, bool *populated)
+{
+	int i = find_cg_path(path);
+
+	if (i < 0)
+		return -ENOENT;
+	*populated = w.cg[i].populated;
+	return 0;
+}
+
+static int f_start_time(pid_t pid, __u64 *start)
+{
+	for (int i = 0; i < MAX; i++) {
+		if (w.proc[i].pid == pid) {
+			*start = w.proc[i].start;
+			return 0;
+		}
+	}
+	return -ESRCH;
+}
+
+static bool f_link_pinned(__u64 id)
+{
+	return find_link(id) >= 0;
+}
+
+static int f_attach(int fd, __u64 id, const struct nsguard_policy *pol, char **pin)
+{
+	int i = find_link(id);
+
+	if (w.attach_err)
+		return nsg_fail(-w.attach_err, "attach: %s", strerror(-w.attach_err));
+	for (int j = 0; i < 0 && j < MAX; j++)
+		if (!w.link[j])
+			i = j;
+	if (i < 0)
+		return nsg_fail(ENOSPC, "fake world: no link slot");
+	w.link[i] = id;
+	w.pol[i] = *pol;
+	if (w.break_records && (rmdir(w.recdir) < 0 ||
+				close(open(w.recdir, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) < 0))
+		return nsg_fail(EIO, "fake world: cannot put a file at %s", w.recdir);
+	if (asprintf(pin, "/fake/links/%llu", (unsigned long long)id) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int f_detach(__u64 id)
+{
+	int i = find_link(id);
+
+	if (i >= 0)
+		w.link[i] = 0;
+	return 0;
+}
+
+static int f_links(__u64 **ids, size_t *n)
+{
+	*n = 0;
+	*ids = calloc(MAX, sizeof(**ids));
+	if (!*ids)
+		return -ENOMEM;
+	for (int i = 0; i < MAX; i++)
+		if (w.link[i])
+			(*ids)[(*n)++] = w.link[i];
+	return 0;
+}
+
+static struct container_env env = {
+	.record_dir = w.recdir,
+	.lock = f_lock,
+	.cgroup_open = f_cgroup_open,
+	.cgroup_id = f_cgroup_id,
+	.cgroup_alive = f_cgroup_alive,
+	.cgroup_populated = f_populated,
+	.start_time = f_start_time,
+	.link_pinned = f_link_pinned,
+	.attach = f_attach,
+	.detach = f_detach,
+	.links = f_links,
+};
+
+static void cg(const char *path, __u64 id)
+{
+	int i = find_cg_path(path);
+
+	for (int j = 0; i < 0 && j < MAX; j++)
+		if (!w.cg[j].path)
+			i = j;
+	w.cg[i].path = path;
+	w.cg[i].id = id;
+	w.cg[i].populated = false;
+}
+
+static void cg_gone(const char *path)
+{
+	w.cg[find_cg_path(path)].path = NULL;
+}
+
+static void proc(int slot, pid_t pid, __u64 start)
+{
+	w.proc[slot].pid = pid;
+	w.proc[slot].start = start;
+}
+
+static void world_reset(void)
+{
+	char cmd[256];
+
+	if (w.tmp[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", w.tmp);
+		if (system(cmd) != 0)
+			fprintf(stderr, "# could not remove %s\n", w.tmp);
+	}
+	memset(&w, 0, sizeof(w));
+	snprintf(w.tmp, sizeof(w.tmp), "/tmp/nsguard-test-ct.XXXXXX");
+	if (!mkdtemp(w.tmp))
+		abort();
+	snprintf(w.recdir, sizeof(w.recdir), "%s/containers", w.tmp);
+	nsg_clear_error();
+}
+
+static const struct nsguard_policy allow2 = { .mode = NSGUARD_MODE_ALLOW, .max_depth = 2 };
+
+/* Guard id on path as the hook (pid > 0) or nsguard attach (pid 0). */
+static int guard(const char *id, pid_t pid, const char *path, bool *refused)
+{
+	struct nsguard_policy pol = allow2;
+	bool r = false;
+
+	nsg_clear_error();
+	return container_guard(&env, id, pid, path, false, &pol, refused ?: &r);
+}
+
+static bool has_record(const char *id)
+{
+	struct nsguard_record rec;
+	int err = record_read(w.recdir, id, &rec);
+
+	record_free(&rec);
+	nsg_clear_error();
+	return err == 0;
+}
+
+static void t_guard_records_and_links(void)
+{
+	struct nsguard_record rec = { 0 };
+	int i;
+
+	cg("/a", 10);
+	proc(0, 100, 5);
+	ASSERT_OK(guard("web", 100, "/a", NULL));
+	i = find_link(10);
+	ASSERT_TRUE(i >= 0);
+	ASSERT_EQ(NSGUARD_MODE_ALLOW, w.pol[i].mode);
+	ASSERT_EQ_U64(10, w.pol[i].cgroup_id);
+	ASSERT_OK(record_read(w.recdir, "web", &rec));
+	ASSERT_STREQ("/a", rec.cgroup_path);
+	ASSERT_EQ_U64(10, rec.cgroup_id);
+	ASSERT_EQ(100, rec.pid);
+	ASSERT_EQ_U64(5, rec.start_time);
+	ASSERT_STREQ("/fake/links/10", rec.link_pin);
+	ASSERT_EQ(2, rec.policy.max_depth);
+	record_free(&rec);
+}
+
+static void t_init_gone_before_attach(void)
+{
+	cg("/a", 10);
+	ASSERT_ERR(-ESRCH, guard("web", 100, "/a", NULL));
+	ASSERT_MSG("start time of pid 100");
+	ASSERT_TRUE(!f_link_pinned(10));
+	ASSERT_TRUE(!has_record("web"));
+}
+
+static void t_same_cgroup_other_id(void)
+{
+	bool refused = false;
+
+	cg("/a", 10);
+	ASSERT_OK(guard("web", 0, "/a", NULL));
+	ASSERT_ERR(-EBUSY, guard("other", 0, "/a", &refused));
+	ASSERT_MSG("already guarded for container web");
+	ASSERT_TRUE(refused);
+	ASSERT_TRUE(!has_record("other"));
+}
+
+static void t_id_reuse_live(void)
+{
+	struct nsguard_record rec = { 0 };
+	bool refused = false;
+
+	cg("/a", 10);
+	cg("/b", 11);
+	proc(0, 100, 5);
+	proc(1, 101, 6);
+	ASSERT_OK(guard("web", 100, "/a", NULL));
+	ASSERT_ERR(-EBUSY, guard("web", 101, "/b", &refused));
+	ASSERT_MSG("already guarding cgroup /a");
+	ASSERT_TRUE(refused);
+	ASSERT_TRUE(f_link_pinned(10));
+	ASSERT_TRUE(!f_link_pinned(11));
+	ASSERT_OK(record_read(w.recdir, "web", &rec));
+	ASSERT_EQ_U64(10, rec.cgroup_id);
+	record_free(&rec);
+}
+
+static void t_id_reuse_gone_moves(void)
+{
+	struct nsguard_record rec = { 0 };
+
+	cg("/a", 10);
+	cg("/b", 11);
+	proc(0, 100, 5);
+	proc(1, 101, 6);
+	ASSERT_OK(guard("web", 100, "/a", NULL));
+	cg_gone("/a");
+	ASSERT_OK(guard("web", 101, "/b", NULL));
+	ASSERT_TRUE(!f_link_pinned(10));
+	ASSERT_TRUE(f_link_pinned(11));
+	ASSERT_OK(record_read(w.recdir, "web", &rec));
+	ASSERT_STREQ("/b", rec.cgroup_path);
+	ASSERT_EQ(101, rec.pid);
+	record_free(&rec);
+}
+
+static void t_above_another(void)
+{
+	bool refused = false;
+
+	cg("/a", 10);
+	cg("/a/c", 12);
+	proc(0, 100, 5);
+	proc(1, 101, 6);
+	ASSERT_OK(guard("inner", 100, "/a/c", NULL));
+	ASSERT_ERR(-EBUSY, guard("outer", 101, "/a", &refused));
+	ASSERT_MSG("is above cgroup /a/c, which is guarded for container inner");
+	ASSERT_TRUE(refused);
+	ASSERT_TRUE(!f_link_pinned(10));
+	/* "/a/c" is not below "/a/" + "c2", nor "/a/cd" below "/a/c". */
+	cg("/a/c2", 13);
+	cg("/a/cd", 14);
+	proc(2, 102, 7);
+	proc(3, 103, 8);
+	ASSERT_OK(guard("sibling", 102, "/a/c2", NULL));
+	ASSERT_OK(guard("prefix", 103, "/a/cd", NULL));
+	/* The admin may nest guards (nsguard attach, pid 0). */
+	ASSERT_OK(guard("admin", 0, "/a", NULL));
+}
+
+static void t_above_stale_record(void)
+{
+	cg("/a", 10);
+	cg("/a/c", 12);
+	proc(0, 100, 5);
+	proc(1, 101, 6);
+	ASSERT_OK(guard("inner", 100, "/a/c", NULL));
+	/* A record whose link is gone, or whose cgroup is, holds no place. */
+	f_detach(12);
+	ASSERT_OK(guard("outer", 101, "/a", NULL));
+}
+
+static void t_below_another(void)
+{
+	bool refused = false;
+
+	cg("/a", 10);
+	cg("/a/c", 12);
+	cg("/b", 20);
+	cg("/b/c", 22);
+	proc(0, 100, 5);
+	proc(1, 101, 6);
+	ASSERT_OK(guard("outer", 100, "/a", NULL));
+	ASSERT_ERR(-EBUSY, guard("inner", 101, "/a/c", &refused));
+	ASSERT_MSG("is below cgroup /a, which is guarded for container outer");
+	ASSERT_TRUE(refused);
+	/* Below an admin's guard (no pid) a container may start. */
+	ASSERT_OK(guard("admin", 0, "/b", NULL));
+	ASSERT_OK(guard("inner", 101, "/b/c", NULL));
+}
+
+static void t_record_write_fails(void)
+{
+	bool refused = false;
+
+	cg("/a", 10);
+	ASSERT_OK(mkdir(w.recdir, 0700) < 0 ? -errno : 0);
+	/* Between attach and record, the record directory turns into a file. */
+	w.break_records = true;
+	ASSERT_ERR(-ENOTDIR, guard("web", 0, "/a", &refused));
+	ASSERT_MSG("writing the record of container web");
+	ASSERT_TRUE(!refused);
+	/* Without a record nothing would ever detach a new link. */
+	ASSERT_TRUE(!f_link_pinned(10));
+}
+
+static void t_attach_fails(void)
+{
+	cg("/a", 10);
+	w.attach_err = -EPERM;
+	ASSERT_ERR(-EPERM, guard("web", 0, "/a", NULL));
+	ASSERT_TRUE(!has_record("web"));
+}
+
+static void t_unguard_init_running(void)
+{
+	cg("/a", 10);
+	proc(0, 100, 5);
+	ASSERT_OK(guard("web", 100, "/a", NULL));
+	ASSERT_ERR(-EBUSY, container_unguard(&env, "web", false));
+	ASSERT_MSG("init (pid 100) is still running");
+	ASSERT_TRUE(f_link_pinned(10));
+	ASSERT_TRUE(has_record("web"));
+	/* The same pid, another process (start time): the instance is over. */
+	proc(0, 100, 6);
+	ASSERT_OK(container_unguard(&env, "web", false));
+	ASSERT_TRUE(!f_link_pinned(10));
+	ASSERT_TRUE(!has_record("web"));
+}
+
+static void t_unguard_populated(void)
+{
+	cg("/a", 10);
+	proc(0, 100, 5);
+	ASSERT_OK(guard("web", 100, "/a", NULL));
+	proc(0, 0, 0);
+	w.cg[find_cg_path("/a")].populated = true;
+	ASSERT_ERR(-EBUSY, container_unguard(&env, "web", false));
+	ASSERT_MSG("still holds processes");
+	ASSERT_TRUE(f_link_pinned(10));
+	ASSERT_OK(container_unguard(&env, "web", true));
+	ASSERT_TRUE(!f_link_pinned(10));
+	ASSERT_TRUE(!has_record("web"));
+}
+
+static void t_unguard_shared(void)
+{
+	struct nsguard_policy pol = allow2;
+	bool refused = false;
+
+	cg("/a", 10);
+	proc(0, 100, 5);
+	ASSERT_OK(container_guard(&env, "web", 100, "/a", true, &pol, &refused));
+	proc(0, 0, 0);
+	w.cg[find_cg_path("/a")].populated = true;
+	ASSERT_OK(container_unguard(&env, "web", false));
+	ASSERT_TRUE(!f_link_pinned(10));
+}
+
+static void t_unguard_unknown(void)
+{
+	ASSERT_ERR(-ENOENT, container_unguard(&env, "nope", false));
+}
+
+static void t_unguard_cgroup(void)
+{
+	cleanup_free char *id1 = NULL, *id2 = NULL, *id3 = NULL;
+	char *id4 = NULL;
+	struct nsguard_policy pol = allow2;
+
+	cg("/a", 10);
+	cg("/b", 11);
+	cg("/c", 12);
+	ASSERT_OK(guard("web", 0, "/a", NULL));
+	ASSERT_OK(guard("db", 0, "/b", NULL));
+	/* By the cgroup's id. */
+	ASSERT_OK(container_unguard_cgroup(&env, "/a", &id1));
+	ASSERT_STREQ("web", id1);
+	ASSERT_TRUE(!f_link_pinned(10) && !has_record("web"));
+	/* The cgroup is gone: by the path its record names. */
+	cg_gone("/b");
+	ASSERT_OK(container_unguard_cgroup(&env, "/b", &id2));
+	ASSERT_STREQ("db", id2);
+	ASSERT_TRUE(!f_link_pinned(11) && !has_record("db"));
+	/* A link without a record (an attach that failed to record). */
+	ASSERT_OK(f_attach(-1, 12, &pol, &id3));
+	ASSERT_OK(container_unguard_cgroup(&env, "/c", &id4));
+	ASSERT_TRUE(id4 == NULL);
+	ASSERT_TRUE(!f_link_pinned(12));
+	ASSERT_ERR(-ENOENT, container_unguard_cgroup(&env, "/c", &id4));
+	ASSERT_MSG("cgroup /c is not guarded");
+	ASSERT_ERR(-ENOENT, container_unguard_cgroup(&env, "/gone", &id4));
+	ASSERT_MSG("does not exist and no record names it");
+}
+
+static void t_gc(void)
+{
+	cleanup_free char *out = NULL, *pin = NULL, *pin2 = NULL;
+	struct nsguard_policy pol = allow2;
+	size_t len = 0;
+	FILE *f;
+
+	cg("/live", 10);
+	cg("/gone", 11);
+	cg("/again", 12);
+	cg("/bare", 51);
+	ASSERT_OK(guard("live", 0, "/live", NULL));
+	ASSERT_OK(guard("gone", 0, "/gone", NULL));
+	ASSERT_OK(guard("again", 0, "/again", NULL));
+	cg_gone("/gone");
+	cg("/again", 13); /* re-created: same path, new id */
+	ASSERT_OK(f_attach(-1, 50, &pol, &pin)); /* no record, cgroup gone */
+	ASSERT_OK(f_attach(-1, 51, &pol, &pin2)); /* no record, cgroup alive */
+	f = open_memstream(&out, &len);
+	ASSERT_TRUE(f != NULL);
+	ASSERT_OK(container_gc(&env, f));
+	fclose(f);
+	ASSERT_TRUE(has_record("live") && f_link_pinned(10));
+	ASSERT_TRUE(!has_record("gone") && !f_link_pinned(11));
+	ASSERT_TRUE(!has_record("again") && !f_link_pinned(12));
+	ASSERT_TRUE(!f_link_pinned(50));
+	ASSERT_TRUE(f_link_pinned(51));
+	ASSERT_SUBSTR("removed container gone (cgroup /gone, id 11: gone)", out);
+	ASSERT_SUBSTR("removed container again (cgroup /again, id 12: re-created)", out);
+	ASSERT_SUBSTR("links/50 (no record, cgroup gone)", out);
+	ASSERT_TRUE(!strstr(out, "live") && !strstr(out, "/51"));
+}
+
+#define CASE(name, fn)                                                                  \
+	do {                                                                            \
+		world_reset();                                                          \
+		TEST_CASE("container", name, fn);                                       \
+	} while (0)
+
+void suite_container(void)
+{
+	CASE("guard-records-and-links", t_guard_records_and_links);
+	CASE("init-gone-before-attach", t_init_gone_before_attach);
+	CASE("same-cgroup-other-id-refused", t_same_cgroup_other_id);
+	CASE("id-reuse-live-refused", t_id_reuse_live);
+	CASE("id-reuse-gone-moves", t_id_reuse_gone_moves);
+	CASE("above-another-refused", t_above_another);
+	CASE("above-stale-record-allowed", t_above_stale_record);
+	CASE("below-another-refused", t_below_another);
+	CASE("record-write-fails-detaches", t_record_write_fails);
+	CASE("attach-fails-no-record", t_attach_fails);
+	CASE("unguard-init-running", t_unguard_init_running);
+	CASE("unguard-populated", t_unguard_populated);
+	CASE("unguard-shared", t_unguard_shared);
+	CASE("unguard-unknown", t_unguard_unknown);
+	CASE("unguard-cgroup", t_unguard_cgroup);
+	CASE("gc", t_gc);
+	world_reset();
+	rmdir(w.tmp);
+}
