@@ -234,10 +234,8 @@ int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
 	__u64 dropped = 0;
 	int err = 0;
 
-	err = cmd_options("monitor", argc, argv, opts, monitor_opt, &m);
-	if (err)
-		return err;
-	err = cmd_require_privileges();
+	err = cmd_options("monitor", argc, argv, opts, monitor_opt, &m) ?:
+	      cmd_require_privileges();
 	if (err)
 		return err;
 	err = guard_open(&g, false);

@@ -94,10 +94,8 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	bool json = false, loaded;
 	int err = 0;
 
-	err = cmd_options("status", argc, argv, opts, cmd_set_flag, &json);
-	if (err)
-		return err;
-	err = cmd_require_privileges();
+	err = cmd_options("status", argc, argv, opts, cmd_set_flag, &json) ?:
+	      cmd_require_privileges();
 	if (err)
 		return err;
 

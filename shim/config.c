@@ -119,11 +119,16 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 	for (k = 0; k < KEY_COUNT; k++)
 		if (strcmp(key, key_names[k]) == 0)
 			break;
-	if (k == KEY_COUNT)
-		return nsg_fail(EINVAL,
-				"%s:%u: unknown key \"%.64s\" (known: default-mode, allowed-modes, "
-				"max-depth, errno, fail-mode, shared-cgroups)",
-				origin, lineno, key);
+	if (k == KEY_COUNT) {
+		char known[256];
+		size_t off = 0;
+
+		for (k = 0; k < KEY_COUNT && off < sizeof(known); k++)
+			off += snprintf(known + off, sizeof(known) - off, "%s%s", k ? ", " : "",
+					key_names[k]);
+		return nsg_fail(EINVAL, "%s:%u: unknown key \"%.64s\" (known: %s)", origin, lineno,
+				key, known);
+	}
 	if (seen[k])
 		return nsg_fail(EINVAL, "%s:%u: %s is already set on line %u", origin, lineno,
 				key_names[k], seen[k]);

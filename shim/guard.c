@@ -121,23 +121,6 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-static void guard_init(struct guard *g, const char *dir)
-{
-	g->prog_fd = g->policies_fd = g->counters_fd = g->stats_fd = g->events_fd = -1;
-	g->loaded_now = false;
-	g->dir = dir;
-}
-
-void guard_close(struct guard *g)
-{
-	int *fds[] = { &g->prog_fd, &g->policies_fd, &g->counters_fd, &g->stats_fd, &g->events_fd };
-
-	for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
-}
 
 /*
  * The pinned objects, relative to the pin directory, with what a matching
@@ -164,6 +147,23 @@ static const struct {
 };
 
 #define PIN_FD(g, i) ((int *)((char *)(g) + pins[i].off))
+
+static void guard_init(struct guard *g, const char *dir)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(pins); i++)
+		*PIN_FD(g, i) = -1;
+	g->loaded_now = false;
+	g->dir = dir;
+}
+
+void guard_close(struct guard *g)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(pins); i++) {
+		if (*PIN_FD(g, i) >= 0)
+			close(*PIN_FD(g, i));
+		*PIN_FD(g, i) = -1;
+	}
+}
 
 /* dir/name; an empty path (which every call then fails on) if too long. */
 static void pin_path(char *buf, size_t len, const char *dir, const char *name)

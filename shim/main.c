@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "log.h"
+#include "policy.h"
 #include "util.h"
 
 #ifndef NSGUARD_VERSION
@@ -33,8 +34,20 @@ static void usage(FILE *out)
 	      "Commands:\n"
 	      "  hook STAGE [--config PATH]    OCI hook (prestart|createRuntime attach, poststop\n"
 	      "                                detaches); the state JSON comes on stdin\n"
-	      "  attach --cgroup PATH [--mode deny|audit|allow] [--max-depth N]\n"
-	      "         [--errno EPERM|ENOSPC|EACCES] [--id NAME] [--base-level N]\n"
+	      "  attach --cgroup PATH [--id NAME]",
+	      out);
+	/* nsguard attach takes an option for each policy field. */
+	for (size_t i = 0, col = 34; i < POLICY_FIELD_COUNT; i++) {
+		const struct policy_field *f = &policy_fields[i];
+		size_t w = strlen(f->name) + strlen(f->metavar) + 6;
+
+		if (col + w > 80) {
+			fputs("\n        ", out);
+			col = 8;
+		}
+		col += fprintf(out, " [--%s %s]", f->name, f->metavar);
+	}
+	fputs("\n"
 	      "  detach --cgroup PATH | --id NAME\n"
 	      "  status [--json]               guarded containers, counters, global state\n"
 	      "  monitor [--json] [--count N]  stream deny and audit events\n"

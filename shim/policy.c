@@ -219,23 +219,30 @@ const char *policy_errno_show(__u32 err)
 #define FIELD(m) .offset = offsetof(struct nsguard_policy, m)
 
 const struct policy_field policy_fields[POLICY_FIELD_COUNT] = {
-	[POLICY_MODE] = { .name = "mode", .annotation = ANNOTATION_MODE, .json = "mode",
-			  FIELD(mode), .record_name = true, .unshow = policy_mode_unshow,
-			  .parse = policy_mode_parse,
-			  .show = policy_mode_name, .invalid = "not a mode (deny, audit, allow)",
-			  .fallback = mode_fallback, .limit = mode_limit },
-	[POLICY_MAX_DEPTH] = { .name = "max-depth", .annotation = ANNOTATION_MAX_DEPTH,
-			       .json = "max_depth", FIELD(max_depth), .parse = policy_depth_parse,
-			       .invalid = "not a decimal number in 0.." STR(NSGUARD_MAX_DEPTH),
-			       .fallback = depth_fallback, .limit = depth_limit },
-	[POLICY_ERRNO] = { .name = "errno", .annotation = ANNOTATION_ERRNO, .json = "errno",
-			   FIELD(err), .parse = policy_errno_parse, .show = policy_errno_show,
-			   .invalid = "not one of EPERM, ENOSPC, EACCES",
-			   .fallback = errno_fallback },
-	/* Measured by the shim (nsguard attach --base-level sets it by hand). */
-	[POLICY_BASE_LEVEL] = { .name = "base-level", .json = "base_level", FIELD(base_level),
-				.parse = policy_depth_parse,
-				.invalid = "not a level 0.." STR(NSGUARD_MAX_DEPTH) },
+	[POLICY_MODE] = {
+		.name = "mode", .metavar = "deny|audit|allow", .annotation = ANNOTATION_MODE,
+		.json = "mode", FIELD(mode), .record_name = true, .unshow = policy_mode_unshow,
+		.parse = policy_mode_parse, .show = policy_mode_name,
+		.invalid = "not a mode (deny, audit, allow)",
+		.fallback = mode_fallback, .limit = mode_limit,
+	},
+	[POLICY_MAX_DEPTH] = {
+		.name = "max-depth", .metavar = "N", .annotation = ANNOTATION_MAX_DEPTH,
+		.json = "max_depth", FIELD(max_depth), .parse = policy_depth_parse,
+		.invalid = "not a decimal number in 0.." STR(NSGUARD_MAX_DEPTH),
+		.fallback = depth_fallback, .limit = depth_limit,
+	},
+	[POLICY_ERRNO] = {
+		.name = "errno", .metavar = "EPERM|ENOSPC|EACCES", .annotation = ANNOTATION_ERRNO,
+		.json = "errno", FIELD(err), .parse = policy_errno_parse,
+		.show = policy_errno_show, .invalid = "not one of EPERM, ENOSPC, EACCES",
+		.fallback = errno_fallback,
+	},
+	/* Measured by the shim; nsguard attach --base-level sets it by hand. */
+	[POLICY_BASE_LEVEL] = {
+		.name = "base-level", .metavar = "N", .json = "base_level", FIELD(base_level),
+		.parse = policy_depth_parse, .invalid = "not a level 0.." STR(NSGUARD_MAX_DEPTH),
+	},
 };
 
 const char *policy_field_show(const struct policy_field *f, __u32 v, char *buf, size_t len)

@@ -43,6 +43,7 @@ struct policy_resolution;
 
 struct policy_field {
 	const char *name; /* man pages, nsguard attach --NAME, status labels */
+	const char *metavar; /* --help: "deny|audit|allow", "N" */
 	const char *annotation; /* NULL: not the container's to choose */
 	const char *json; /* key in records and status --json */
 	size_t offset; /* of its __u32 in struct nsguard_policy */
