@@ -3,7 +3,8 @@
 # the kernel the program is loaded into.
 
 LLVM_STRIP ?= llvm-strip
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -I$(BUILD) -Ibpf
+# -mcpu=v3: atomics that return the old value (the count limit, 5.12+).
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -I$(BUILD) -Ibpf
 
 $(BUILD)/vmlinux.h: $(KERNEL)/done | $(BUILD)
 	$(call msg,BTF,$@)

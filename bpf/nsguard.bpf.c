@@ -4,7 +4,7 @@
  *
  * Attached per cgroup as BPF_LSM_CGROUP, so it runs for the cgroup and all
  * its descendants; the cgroup-storage maps give each attachment its own
- * policy and counters.  Returning 0 denies (with the errno chosen through
+ * policy, usage and counters.  Returning 0 denies (with the errno chosen through
  * bpf_set_retval), 1 allows.  Capabilities are deliberately not looked at.
  */
 #include "vmlinux.h"
@@ -44,6 +44,13 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, NSGUARD_EVENTS_SIZE);
 } events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NSGUARD_LEARN_MAX);
+	__type(key, __u64);
+	__type(value, struct nsguard_usage);
+} learned SEC(".maps");
 
 static __always_inline void drop(struct nsguard_counters *cnt, struct nsguard_stats *st)
 {
@@ -105,6 +112,35 @@ static __always_inline void emit(const struct cred *cred, struct nsguard_policy 
 	bpf_ringbuf_submit(e, 0);
 }
 
+/*
+ * One of max_count slots, exactly across CPUs: the add returns the count
+ * before it, so two CPUs can never both take the last slot; a refused
+ * request gives its increment back, and nothing else ever does (a freed
+ * namespace keeps its slot).
+ */
+static __always_inline bool take_slot(struct nsguard_policy *pol)
+{
+	__u32 before = __sync_fetch_and_add(&pol->created, 1);
+
+	if (pol->max_count == NSGUARD_COUNT_UNLIMITED || before < pol->max_count)
+		return true;
+	__sync_fetch_and_sub(&pol->created, 1);
+	return false;
+}
+
+/* Learn mode: the same usage where it outlives the cgroup (user space made
+ * the entry at attach; none, nothing to do). */
+static __always_inline void learn(struct nsguard_policy *pol, __u32 depth)
+{
+	struct nsguard_usage *u = bpf_map_lookup_elem(&learned, &pol->cgroup_id);
+
+	if (!u)
+		return;
+	__sync_fetch_and_add(&u->created, 1);
+	if (depth < 64)
+		__sync_fetch_and_or(&u->depths, 1ULL << depth);
+}
+
 SEC("lsm_cgroup/userns_create")
 int BPF_PROG(nsguard_userns_create, const struct cred *cred)
 {
@@ -124,18 +160,25 @@ int BPF_PROG(nsguard_userns_create, const struct cred *cred)
 	depth = level < pol->base_level ? 1 : level + 1 - pol->base_level;
 	mode = pol->mode;
 
-	if (mode == NSGUARD_MODE_AUDIT || mode == NSGUARD_MODE_ALLOW) {
-		if (depth <= pol->max_depth) {
-			if (mode == NSGUARD_MODE_ALLOW) {
-				__sync_fetch_and_add(&cnt->allowed, 1);
-			} else {
+	if (mode == NSGUARD_MODE_AUDIT || mode == NSGUARD_MODE_ALLOW || mode == NSGUARD_MODE_LEARN) {
+		if (depth > pol->max_depth) {
+			reason = NSGUARD_REASON_DEPTH;
+		} else if (!take_slot(pol)) {
+			reason = NSGUARD_REASON_COUNT;
+		} else {
+			if (depth < 64)
+				__sync_fetch_and_or(&pol->depths, 1ULL << depth);
+			if (mode == NSGUARD_MODE_LEARN)
+				learn(pol, depth);
+			if (mode == NSGUARD_MODE_AUDIT) {
 				__sync_fetch_and_add(&cnt->audited, 1);
 				emit(cred, pol, cnt, st, level, depth, NSGUARD_DECISION_AUDIT,
 				     NSGUARD_REASON_MODE, 0);
+			} else {
+				__sync_fetch_and_add(&cnt->allowed, 1);
 			}
 			return 1;
 		}
-		reason = NSGUARD_REASON_DEPTH;
 	} else if (mode == NSGUARD_MODE_DENY) {
 		reason = NSGUARD_REASON_MODE;
 	} else {

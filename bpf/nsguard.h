@@ -14,6 +14,7 @@
 #define NSGUARD_PIN_COUNTERS NSGUARD_PIN_DIR "/counters"
 #define NSGUARD_PIN_STATS NSGUARD_PIN_DIR "/stats"
 #define NSGUARD_PIN_EVENTS NSGUARD_PIN_DIR "/events"
+#define NSGUARD_PIN_LEARNED NSGUARD_PIN_DIR "/learned"
 #define NSGUARD_PIN_LINKS NSGUARD_PIN_DIR "/links" /* links/<cgroup id> */
 
 /* Host-side state. */
@@ -25,6 +26,12 @@
 /* The kernel refuses to nest user namespaces deeper than 32 levels. */
 #define NSGUARD_MAX_DEPTH 32
 #define NSGUARD_DEFAULT_ERRNO 1 /* EPERM */
+/* max_count: at most this many (the kernel's max_user_namespaces defaults to
+ * a few tens of thousands per user), or no limit at all. */
+#define NSGUARD_MAX_COUNT 1000000
+#define NSGUARD_COUNT_UNLIMITED 0xffffffffu
+/* Learn-mode containers guarded at once (entries of the learned map). */
+#define NSGUARD_LEARN_MAX 4096
 #define NSGUARD_EVENTS_SIZE (256 * 1024)
 /*
  * Per-container event bound: at most NSGUARD_EVENTS_PER_WINDOW events per
@@ -41,6 +48,7 @@ enum nsguard_mode {
 	NSGUARD_MODE_DENY = 1,
 	NSGUARD_MODE_AUDIT = 2, /* allow up to max_depth, emit an event each time */
 	NSGUARD_MODE_ALLOW = 3, /* allow up to max_depth silently */
+	NSGUARD_MODE_LEARN = 4, /* allow, and suggest a policy at the end */
 	NSGUARD_MODE_COUNT,
 };
 
@@ -54,6 +62,7 @@ enum nsguard_reason {
 	NSGUARD_REASON_MODE = 0, /* the mode decided (deny, allow, audit) */
 	NSGUARD_REASON_NO_POLICY = 1, /* attached, policy not yet written */
 	NSGUARD_REASON_DEPTH = 2, /* deeper than max_depth */
+	NSGUARD_REASON_COUNT = 3, /* max_count user namespaces already created */
 };
 
 /*
@@ -77,7 +86,16 @@ struct nsguard_policy {
 	 */
 	__u64 window_start_ns; /* bpf_ktime_get_ns() when the window began */
 	__u32 window_events; /* events emitted in this window */
+	__u32 max_count; /* user namespaces the cgroup may create in all, or
+			  * NSGUARD_COUNT_UNLIMITED */
+	/*
+	 * Usage, kept by the program (one cgroup storage of each kind per
+	 * program, so it lives here): user space writes zeros on a fresh
+	 * attach and carries it over when it rewrites a policy.
+	 */
+	__u32 created; /* user namespaces allowed so far (the count limit) */
 	__u32 pad;
+	__u64 depths; /* bit d: a namespace at depth d was allowed (learn) */
 };
 
 /*
@@ -90,6 +108,18 @@ struct nsguard_counters {
 	__u64 denied;
 	__u64 audited; /* allowed and reported (audit mode) */
 	__u64 events_dropped; /* over the event bound, or the ring buffer full */
+};
+
+/*
+ * Value of the learned map (BPF_MAP_TYPE_HASH, key: cgroup id, an entry per
+ * learn-mode container, made and removed by user space): what the policy's
+ * usage says, kept apart because cgroup storage goes with the cgroup, which
+ * runtimes remove before poststop.
+ */
+struct nsguard_usage {
+	__u32 created;
+	__u32 pad;
+	__u64 depths;
 };
 
 /* Value of the stats map (BPF_MAP_TYPE_PERCPU_ARRAY, one entry, key 0). */

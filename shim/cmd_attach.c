@@ -66,12 +66,11 @@ static int attach_opt(int opt, const char *arg, void *data)
  * The fields a container annotates go through policy_resolve as annotations,
  * under the same admin limits; the others (base-level) are set as given.
  */
-static int attach_policy(struct cmd_ctx *ctx, const struct args *a, struct nsguard_policy *pol)
+static int attach_policy(const struct nsguard_config *cfg, const struct args *a,
+			 struct nsguard_policy *pol)
 {
 	struct oci_annotation ann[POLICY_FIELD_COUNT];
-	struct nsguard_config cfg;
 	size_t n = 0;
-	int err = 0;
 
 	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
 		const struct policy_field *f = &policy_fields[i];
@@ -88,8 +87,7 @@ static int attach_policy(struct cmd_ctx *ctx, const struct args *a, struct nsgua
 			return cmd_usage("attach: --%s '%s' is %s", f->name, a->field[i], f->invalid);
 		policy_field_set(pol, f, v);
 	}
-	err = cmd_load_config(ctx, &cfg);
-	return err ?: policy_resolve(&cfg, ann, n, pol);
+	return policy_resolve(cfg, ann, n, pol);
 }
 
 int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
@@ -100,6 +98,8 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	struct nsguard_policy pol = { 0 };
 	cleanup_free char *path = NULL, *defid = NULL;
+	struct container_spec spec;
+	struct nsguard_config cfg;
 	struct args a = { 0 };
 	char desc[256];
 	bool refused = false;
@@ -120,7 +120,7 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 	err = cmd_require_privileges();
 	if (err)
 		return err;
-	err = attach_policy(ctx, &a, &pol);
+	err = cmd_load_config(ctx, &cfg) ?: attach_policy(&cfg, &a, &pol);
 	if (err)
 		return err;
 	err = cgroup_arg(a.cgroup, &path);
@@ -136,7 +136,9 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		a.id = defid;
 	}
-	err = container_guard(&container_env_live, a.id, 0, path, false, &pol, &refused);
+	spec = (struct container_spec){ .id = a.id, .cgroup_path = path,
+					.learn_dir = cfg.learn_dir };
+	err = container_guard(&container_env_live, &spec, &pol, &refused);
 	if (err)
 		return nsg_fail_context(err, "attach %s", path);
 	policy_describe(&pol, desc, sizeof(desc));

@@ -27,6 +27,7 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 		      struct nsguard_policy *pol, bool *never_open)
 {
 	cleanup_free char *init_path = NULL, *path = NULL;
+	struct container_spec spec;
 	const char *how = "";
 	char desc[256];
 	__u32 level = 0;
@@ -61,8 +62,9 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	if (err)
 		return err;
 	pol->base_level = level;
-	err = container_guard(&container_env_live, st->id, st->pid, path, cfg->shared_cgroups, pol,
-			      never_open);
+	spec = (struct container_spec){ .id = st->id, .pid = st->pid, .cgroup_path = path,
+					.shared = cfg->shared_cgroups, .learn_dir = cfg->learn_dir };
+	err = container_guard(&container_env_live, &spec, pol, never_open);
 	if (err)
 		return err;
 	policy_describe(pol, desc, sizeof(desc));

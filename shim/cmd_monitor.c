@@ -112,7 +112,14 @@ static const char *decision_name(__u32 d)
 
 static const char *reason_name(__u32 r)
 {
-	return r == NSGUARD_REASON_NO_POLICY ? "no-policy" : r == NSGUARD_REASON_DEPTH ? "depth" : "mode";
+	static const char *const names[] = {
+		[NSGUARD_REASON_MODE] = "mode",
+		[NSGUARD_REASON_NO_POLICY] = "no-policy",
+		[NSGUARD_REASON_DEPTH] = "depth",
+		[NSGUARD_REASON_COUNT] = "count",
+	};
+
+	return r < ARRAY_SIZE(names) && names[r] ? names[r] : "unknown";
 }
 
 static void print_json(const struct nsguard_event *e, const char *time, const char *id,

@@ -48,6 +48,10 @@ static int show_one(const struct nsguard_record *rec, void *data)
 			printf("  %-12s%s\n", label,
 			       policy_field_show(f, policy_field_get(&pol, f), num, sizeof(num)));
 		}
+		printf("  created:    %u/%s user namespaces, deepest %u\n", pol.created,
+		       policy_field_show(&policy_fields[POLICY_MAX_COUNT], pol.max_count, num,
+					 sizeof(num)),
+		       policy_deepest(&pol));
 		printf("  allowed:    %llu\n", (unsigned long long)cnt.allowed);
 		printf("  denied:     %llu\n", (unsigned long long)cnt.denied);
 		printf("  audited:    %llu\n", (unsigned long long)cnt.audited);
@@ -66,12 +70,15 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
 		const struct policy_field *f = &policy_fields[i];
 		__u32 v = policy_field_get(&pol, f);
+		const char *name = f->show ? f->show(v) : NULL;
 
-		if (!(f->show ? cJSON_AddStringToObject(o, f->json, f->show(v))
-			      : cJSON_AddNumberToObject(o, f->json, v)))
+		if (!(name ? cJSON_AddStringToObject(o, f->json, name)
+			   : cJSON_AddNumberToObject(o, f->json, v)))
 			return -ENOMEM;
 	}
-	if (!cJSON_AddBoolToObject(o, "attached", attached) ||
+	if (!cJSON_AddNumberToObject(o, "created", pol.created) ||
+	    !cJSON_AddNumberToObject(o, "deepest", policy_deepest(&pol)) ||
+	    !cJSON_AddBoolToObject(o, "attached", attached) ||
 	    !cJSON_AddNumberToObject(o, "allowed", (double)cnt.allowed) ||
 	    !cJSON_AddNumberToObject(o, "denied", (double)cnt.denied) ||
 	    !cJSON_AddNumberToObject(o, "audited", (double)cnt.audited) ||

@@ -44,9 +44,18 @@ static bool already_moved(const struct upgrade *u, __u64 id)
 /* Attach the new program to the cgroup of id, wherever it is now. */
 static int move_one(struct upgrade *u, __u64 id, const struct nsguard_policy *pol)
 {
-	cleanup_close int fd = -1;
+	struct nsguard_usage learned = { 0 };
 	struct nsguard_policy p = *pol;
+	cleanup_close int fd = -1;
 	int err = 0;
+
+	/* The count limit is over the container's life: carry its usage. */
+	err = guard_read_usage_any(NSGUARD_PIN_DIR, "policies", id, &p.created, &p.depths);
+	if (!err && p.mode == NSGUARD_MODE_LEARN)
+		err = guard_read_usage_any(NSGUARD_PIN_DIR, "learned", id, &learned.created,
+					   &learned.depths);
+	if (err)
+		return nsg_fail_context(err, "cgroup %llu", (unsigned long long)id);
 
 	if (u->n_moved == u->cap)
 		return nsg_fail(EAGAIN, "the links changed during the upgrade");
@@ -57,6 +66,8 @@ static int move_one(struct upgrade *u, __u64 id, const struct nsguard_policy *po
 		return nsg_fail(-fd, "cannot open cgroup %llu: %s", (unsigned long long)id,
 				strerror(-fd));
 	err = guard_attach(u->g, fd, id, &p, NULL);
+	if (!err && p.mode == NSGUARD_MODE_LEARN)
+		err = guard_learn_start(u->g, id, &learned);
 	if (err)
 		return nsg_fail_context(err, "cgroup %llu", (unsigned long long)id);
 	u->moved[u->n_moved++] = id;

@@ -23,6 +23,8 @@ enum config_key {
 	KEY_ERRNO,
 	KEY_FAIL_MODE,
 	KEY_SHARED_CGROUPS,
+	KEY_MAX_COUNT,
+	KEY_LEARN_DIR,
 	KEY_COUNT,
 };
 
@@ -33,6 +35,8 @@ static const char *const key_names[KEY_COUNT] = {
 	[KEY_ERRNO] = "errno",
 	[KEY_FAIL_MODE] = "fail-mode",
 	[KEY_SHARED_CGROUPS] = "shared-cgroups",
+	[KEY_MAX_COUNT] = "max-count",
+	[KEY_LEARN_DIR] = "learn-dir",
 };
 
 static void set_origin(struct nsguard_config *cfg, const char *origin)
@@ -48,6 +52,8 @@ void config_defaults(struct nsguard_config *cfg)
 		(1u << NSGUARD_MODE_DENY) | (1u << NSGUARD_MODE_AUDIT) | (1u << NSGUARD_MODE_ALLOW);
 	cfg->max_depth = NSGUARD_MAX_DEPTH;
 	cfg->default_err = NSGUARD_DEFAULT_ERRNO;
+	cfg->max_count = NSGUARD_COUNT_UNLIMITED;
+	snprintf(cfg->learn_dir, sizeof(cfg->learn_dir), "%s", NSGUARD_LEARN_DIR);
 	cfg->fail_open = false;
 	cfg->shared_cgroups = false;
 	set_origin(cfg, "built-in defaults");
@@ -139,14 +145,15 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 	switch (k) {
 	case KEY_DEFAULT_MODE:
 		if (policy_mode_parse(value, &v) < 0)
-			return nsg_fail(EINVAL, "%s:%u: default-mode \"%.64s\" is not deny, audit or allow",
+			return nsg_fail(EINVAL,
+					"%s:%u: default-mode \"%.64s\" is not deny, audit, allow or learn",
 					origin, lineno, value);
 		cfg->default_mode = v;
 		break;
 	case KEY_ALLOWED_MODES:
 		if (parse_modes(value, &v) < 0)
 			return nsg_fail(EINVAL,
-					"%s:%u: allowed-modes must list deny, audit and/or allow",
+					"%s:%u: allowed-modes must list deny, audit, allow and/or learn",
 					origin, lineno);
 		cfg->allowed_modes = v;
 		break;
@@ -161,6 +168,20 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 			return nsg_fail(EINVAL, "%s:%u: errno \"%.64s\" is not EPERM, ENOSPC or EACCES",
 					origin, lineno, value);
 		cfg->default_err = v;
+		break;
+	case KEY_MAX_COUNT:
+		if (policy_count_parse(value, &v) < 0)
+			return nsg_fail(EINVAL,
+					"%s:%u: max-count \"%.64s\" is not a number in 0..%d or unlimited",
+					origin, lineno, value, NSGUARD_MAX_COUNT);
+		cfg->max_count = v;
+		break;
+	case KEY_LEARN_DIR:
+		/* Learn mode writes there as root: the admin's own absolute path. */
+		if (value[0] != '/' || strlen(value) >= sizeof(cfg->learn_dir))
+			return nsg_fail(EINVAL, "%s:%u: learn-dir \"%.64s\" is not an absolute path",
+					origin, lineno, value);
+		snprintf(cfg->learn_dir, sizeof(cfg->learn_dir), "%s", value);
 		break;
 	case KEY_FAIL_MODE:
 		return parse_switch(value, "closed", "open", &cfg->fail_open, origin, lineno,

@@ -7,12 +7,17 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#define NSGUARD_LEARN_DIR "/var/lib/nsguard/learn"
+
 struct nsguard_config {
 	__u32 default_mode; /* enum nsguard_mode for containers without annotations */
 	__u32 allowed_modes; /* bit (1 << mode) for each mode annotations may ask for */
 	__u32 max_depth; /* highest max-depth an annotation may ask for; also the
 			  * depth used when allow/audit comes without one */
 	__u32 default_err; /* positive errno */
+	__u32 max_count; /* highest max-count an annotation may ask for, and the
+			  * count for allow/audit without one; NSGUARD_COUNT_UNLIMITED */
+	char learn_dir[4096]; /* where learn mode writes its suggestions */
 	bool fail_open; /* fail-mode: open warns and lets the container start */
 	bool shared_cgroups; /* shared-cgroups = allow: guard a cgroup that holds
 			      * other processes too (restricting them) */
@@ -21,13 +26,14 @@ struct nsguard_config {
 	char origin[4096];
 };
 
-/* Built-in defaults: deny; annotations may ask for any mode; depth up to
- * NSGUARD_MAX_DEPTH; EPERM; fail-mode closed; shared-cgroups refuse. */
+/* Built-in defaults: deny; annotations may ask for deny, audit or allow (not
+ * learn); depth up to NSGUARD_MAX_DEPTH; no count limit; EPERM; fail-mode
+ * closed; shared-cgroups refuse; learn-dir NSGUARD_LEARN_DIR. */
 void config_defaults(struct nsguard_config *cfg);
 /*
  * "key = value" lines, '#' comments, blank lines.  Keys: default-mode,
  * allowed-modes (comma/space list), max-depth, errno, fail-mode,
- * shared-cgroups.  Unknown
+ * shared-cgroups, max-count, learn-dir (an absolute path).  Unknown
  * keys, bad values, duplicates and a default-mode outside allowed-modes are
  * errors naming origin:line.  Returns 0 or -EINVAL.
  */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "container.h"
+#include "learn.h"
 #include "log.h"
 #include "record.h"
 #include "util.h"
@@ -131,10 +132,11 @@ static int init_identity(const struct container_env *env, pid_t pid, __u32 *pid_
 	return 0;
 }
 
-int container_guard(const struct container_env *env, const char *id, pid_t pid,
-		    const char *cgroup_path, bool shared, struct nsguard_policy *pol,
-		    bool *claim_refused)
+int container_guard(const struct container_env *env, const struct container_spec *spec,
+		    struct nsguard_policy *pol, bool *claim_refused)
 {
+	const char *id = spec->id, *cgroup_path = spec->cgroup_path;
+	pid_t pid = spec->pid;
 	struct nsguard_record rec = { 0 }, stale = { 0 };
 	cleanup_close int cgfd = -1, lock = -1;
 	char *link_pin = NULL;
@@ -173,7 +175,8 @@ int container_guard(const struct container_env *env, const char *id, pid_t pid,
 	rec.cgroup_id = cgid;
 	rec.link_pin = link_pin;
 	rec.policy = *pol;
-	rec.shared = shared;
+	rec.shared = spec->shared;
+	rec.learn_dir = pol->mode == NSGUARD_MODE_LEARN ? (char *)spec->learn_dir : NULL;
 	err = record_write(env->record_dir, &rec);
 	if (err) {
 		/* Without a record nothing would ever detach it. */
@@ -188,6 +191,25 @@ out:
 	free(link_pin);
 	record_free(&stale);
 	return err;
+}
+
+/*
+ * Learn mode ends: write what the container needed, from the usage the
+ * program kept, before the link (and with it the usage) goes.
+ */
+static int learn_finish(const struct container_env *env, const struct nsguard_record *rec)
+{
+	struct nsguard_usage used;
+	int err = 0;
+
+	if (rec->policy.mode != NSGUARD_MODE_LEARN || !rec->learn_dir ||
+	    !env->link_pinned(rec->cgroup_id))
+		return 0;
+	err = env->read_learned(rec->cgroup_id, &used) ?:
+	      learn_write(rec->learn_dir, rec->id, &used);
+	if (err)
+		return nsg_fail_context(err, "learn mode: no suggestion written for %s", rec->id);
+	return 0;
 }
 
 /* container_unguard, for a caller that holds the lock. */
@@ -238,6 +260,13 @@ static int unguard_locked(const struct container_env *env, const char *id, bool 
 		goto out;
 	}
 	nsg_clear_error();
+	err = learn_finish(env, &rec);
+	if (err && !force) {
+		nsg_fail_context(err, "the guard stays");
+		goto out;
+	}
+	if (err)
+		nsg_warn("warning: %s; detaching anyway", nsg_last_error());
 	err = env->detach(rec.cgroup_id);
 	if (!err)
 		err = record_remove(env->record_dir, id);
@@ -320,6 +349,9 @@ static int gc_record(const struct nsguard_record *rec, void *data)
 	if (err && err != -ENOENT)
 		return 0;
 	nsg_clear_error();
+	/* The cgroup is gone either way: a suggestion that fails is warned about. */
+	if (learn_finish(gc->env, rec))
+		nsg_warn("gc: %s", nsg_last_error());
 	err = gc->env->detach(rec->cgroup_id);
 	if (!err)
 		err = record_remove(gc->env->record_dir, rec->id);

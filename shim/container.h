@@ -34,7 +34,9 @@ struct container_env {
 	/* Load or reuse the program, attach it to the cgroup and write pol. */
 	int (*attach)(int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
 		      char **link_pin_out);
-	/* Unpin the link: success if there is none. */
+	/* Learn mode: what the cgroup has used (the program keeps it). */
+	int (*read_learned)(__u64 cgroup_id, struct nsguard_usage *u);
+	/* Unpin the link (and forget its learned usage): success if none. */
 	int (*detach)(__u64 cgroup_id);
 	/* The cgroup ids with a pinned link (*ids malloc'd). */
 	int (*links)(__u64 **ids, size_t *n);
@@ -42,9 +44,18 @@ struct container_env {
 
 extern const struct container_env container_env_live;
 
+/* What the hook or nsguard attach guards. */
+struct container_spec {
+	const char *id;
+	pid_t pid; /* the container's init; 0: nsguard attach */
+	const char *cgroup_path; /* relative to the cgroup2 root, starting with '/' */
+	bool shared; /* the admin allows other processes there (shared-cgroups) */
+	const char *learn_dir; /* learn mode: where the suggestion goes at the end */
+};
+
 /*
- * Guard cgroup_path (relative to the cgroup2 root, starting with '/') for
- * container id, whose init is pid (0: none, nsguard attach): refuse a cgroup
+ * Guard spec->cgroup_path for container spec->id, whose init is spec->pid (0:
+ * none, nsguard attach): refuse a cgroup
  * guarded for another id, and an id still guarding another live cgroup (-EBUSY);
  * for a container (pid > 0) also a cgroup above another id's live guarded
  * cgroup, whose processes would get this policy too, or below another
@@ -52,19 +63,18 @@ extern const struct container_env container_env_live;
  * load or reuse the program, attach, write the policy and the record.  The
  * same id on a cgroup that is gone (a re-created container) moves the guard.
  * *claim_refused says the refusal came from the id or the cgroup path, which
- * the container's creator chose (never opened by fail-mode open).  shared:
- * the admin allowed a cgroup with other processes (shared-cgroups = allow).
+ * the container's creator chose (never opened by fail-mode open).
  */
-int container_guard(const struct container_env *env, const char *id, pid_t pid,
-		    const char *cgroup_path, bool shared, struct nsguard_policy *pol,
-		    bool *claim_refused);
+int container_guard(const struct container_env *env, const struct container_spec *spec,
+		    struct nsguard_policy *pol, bool *claim_refused);
 
 /*
  * Detach and forget the container of record id; -ENOENT if unknown.  Unless
  * force, only once the guarded instance is over: -EBUSY, with a message and
  * nothing changed, while its init (recorded pid and start time) still runs
  * or cannot be checked, or while its cgroup still holds processes (unless
- * recorded as shared).
+ * recorded as shared).  A learn-mode container's suggestion is written
+ * first (learn.h); unless force, a failure there keeps the guard.
  */
 int container_unguard(const struct container_env *env, const char *id, bool force);
 

@@ -42,9 +42,18 @@ static int live_attach(int cgroup_fd, __u64 cgroup_id, const struct nsguard_poli
 
 	if (!err)
 		err = guard_attach(&g, cgroup_fd, cgroup_id, pol, link_pin_out);
+	/* Learn mode: its usage where it outlives the cgroup (guard.h). */
+	if (!err && pol->mode == NSGUARD_MODE_LEARN)
+		err = guard_learn_start(&g, cgroup_id, &(struct nsguard_usage){ 0 });
 	guard_close(&g);
 	return err;
 }
+
+static int live_detach(__u64 cgroup_id)
+{
+	return guard_detach(cgroup_id) ?: guard_learn_forget(cgroup_id);
+}
+
 
 static int live_links(__u64 **ids, size_t *n)
 {
@@ -61,6 +70,7 @@ const struct container_env container_env_live = {
 	.start_time = live_start_time,
 	.link_pinned = guard_link_pinned,
 	.attach = live_attach,
-	.detach = guard_detach,
+	.read_learned = guard_learn_read,
+	.detach = live_detach,
 	.links = live_links,
 };

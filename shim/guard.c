@@ -14,6 +14,7 @@
 #include <time.h>
 #include <dirent.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "guard.h"
@@ -142,6 +143,8 @@ static const struct {
 	  sizeof(struct nsguard_stats), 1 },
 	{ "events", offsetof(struct guard, events_fd), BPF_MAP_TYPE_RINGBUF, 0,
 	  NSGUARD_EVENTS_SIZE },
+	{ "learned", offsetof(struct guard, learned_fd), BPF_MAP_TYPE_HASH,
+	  sizeof(struct nsguard_usage), NSGUARD_LEARN_MAX },
 	/* The program last: its pin marks a complete set. */
 	{ "prog", offsetof(struct guard, prog_fd), 0, 0, 0 },
 };
@@ -283,7 +286,6 @@ static void unpin_all(const char *dir)
 static int load_and_pin(struct guard *g)
 {
 	struct nsguard *skel = NULL;
-	struct bpf_map *maps[4];
 	char path[256], abi[GUARD_ABI_LEN];
 	int err = 0, fd;
 
@@ -310,13 +312,10 @@ static int load_and_pin(struct guard *g)
 		goto out;
 	}
 
-	maps[0] = skel->maps.policies;
-	maps[1] = skel->maps.counters;
-	maps[2] = skel->maps.stats;
-	maps[3] = skel->maps.events;
 	for (size_t i = 0; i < ARRAY_SIZE(pins); i++) {
-		if (i < ARRAY_SIZE(maps))
-			fd = bpf_map__fd(maps[i]);
+		/* Maps by their pin name, which is their name in nsguard.bpf.c. */
+		if (pins[i].type)
+			fd = bpf_map__fd(bpf_object__find_map_by_name(skel->obj, pins[i].name));
 		else
 			fd = bpf_program__fd(skel->progs.nsguard_userns_create);
 		pin_path(path, sizeof(path), g->dir, pins[i].name);
@@ -538,6 +537,20 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 	p.cgroup_id = cgroup_id;
 	p.window_start_ns = 0; /* a new policy starts a fresh event window */
 	p.window_events = 0;
+	if (!fresh) {
+		/*
+		 * A rewrite keeps the usage: the count limit is over the
+		 * container's life.  Namespaces allowed between this read and
+		 * the write below are not counted (a rewrite is the admin's or
+		 * the runtime's, not the container's doing).
+		 */
+		struct nsguard_policy cur;
+
+		if (bpf_map_lookup_elem(g->policies_fd, &cgroup_id, &cur) == 0) {
+			p.created = cur.created;
+			p.depths = cur.depths;
+		}
+	}
 	err = fault("policy-write") ?: bpf_map_update_elem(g->policies_fd, &cgroup_id, &p, BPF_EXIST);
 	if (err) {
 		/* A new link reads deny (reset_storage); a rewrite keeps the old policy. */
@@ -623,6 +636,104 @@ int guard_links_list(const char *dir, __u64 **ids_out, size_t *n_out)
 		return nsg_fail(errno, "cannot read %s: %s", links, strerror(errno));
 	*ids_out = steal_pointer(&ids);
 	*n_out = n;
+	return 0;
+}
+
+int guard_read_usage_any(const char *dir, const char *map, __u64 cgroup_id, __u32 *created,
+			 __u64 *depths)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info), vlen;
+	cleanup_free char *value = NULL;
+	cleanup_close int fd = -1;
+	const struct btf_member *m;
+	const struct btf_type *t;
+	struct btf *btf = NULL;
+	char path[256];
+	int err = 0;
+
+	*created = 0;
+	*depths = 0;
+	pin_path(path, sizeof(path), dir, map);
+	fd = bpf_obj_get(path);
+	if (fd == -ENOENT)
+		return 0; /* a build without that map */
+	if (fd < 0)
+		return nsg_fail(-fd, "cannot open %s: %s", path, strerror(-fd));
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (err)
+		return nsg_fail(-err, "cannot read the map info of %s: %s", path, strerror(-err));
+	/* Any build's layout: the members are found by name in its BTF. */
+	if (!info.btf_id || !info.btf_value_type_id)
+		return 0;
+	value = calloc(1, info.value_size);
+	if (!value)
+		return nsg_fail(ENOMEM, "out of memory");
+	err = bpf_map_lookup_elem(fd, &cgroup_id, value);
+	if (err)
+		return err == -ENOENT ? 0 : nsg_fail(-err, "reading %s: %s", path, strerror(-err));
+	btf = btf__load_from_kernel_by_id(info.btf_id);
+	if (!btf)
+		return nsg_fail(errno, "cannot load the BTF of %s: %s", path, strerror(errno));
+	t = btf__type_by_id(btf, info.btf_value_type_id);
+	m = t && btf_is_struct(t) ? btf_members(t) : NULL;
+	vlen = m ? btf_vlen(t) : 0;
+	for (__u32 i = 0; i < vlen; i++, m++) {
+		const char *name = btf__name_by_offset(btf, m->name_off);
+		__u32 off = btf_member_bit_offset(t, i) / 8;
+
+		if (name && strcmp(name, "created") == 0 && off + sizeof(*created) <= info.value_size)
+			memcpy(created, value + off, sizeof(*created));
+		if (name && strcmp(name, "depths") == 0 && off + sizeof(*depths) <= info.value_size)
+			memcpy(depths, value + off, sizeof(*depths));
+	}
+	btf__free(btf);
+	return 0;
+}
+
+int guard_learn_start(struct guard *g, __u64 cgroup_id, const struct nsguard_usage *from)
+{
+	int err = bpf_map_update_elem(g->learned_fd, &cgroup_id, from, BPF_NOEXIST);
+
+	if (err == -EEXIST)
+		return 0;
+	if (err == -E2BIG)
+		return nsg_fail(E2BIG, "%d learn-mode containers are guarded already, the most "
+				       "there can be at once",
+				NSGUARD_LEARN_MAX);
+	if (err)
+		return nsg_fail(-err, "learn mode: cannot add cgroup %llu to %s: %s",
+				(unsigned long long)cgroup_id, NSGUARD_PIN_LEARNED, strerror(-err));
+	return 0;
+}
+
+int guard_learn_read(__u64 cgroup_id, struct nsguard_usage *u)
+{
+	cleanup_close int fd = bpf_obj_get(NSGUARD_PIN_LEARNED);
+	int err;
+
+	if (fd < 0)
+		return nsg_fail(-fd, "cannot open %s: %s", NSGUARD_PIN_LEARNED, strerror(-fd));
+	err = bpf_map_lookup_elem(fd, &cgroup_id, u);
+	if (err)
+		return nsg_fail(-err, "learn mode: no usage of cgroup %llu in %s: %s",
+				(unsigned long long)cgroup_id, NSGUARD_PIN_LEARNED, strerror(-err));
+	return 0;
+}
+
+int guard_learn_forget(__u64 cgroup_id)
+{
+	cleanup_close int fd = bpf_obj_get(NSGUARD_PIN_LEARNED);
+	int err;
+
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return nsg_fail(-fd, "cannot open %s: %s", NSGUARD_PIN_LEARNED, strerror(-fd));
+	err = bpf_map_delete_elem(fd, &cgroup_id);
+	if (err && err != -ENOENT)
+		return nsg_fail(-err, "cannot remove cgroup %llu from %s: %s",
+				(unsigned long long)cgroup_id, NSGUARD_PIN_LEARNED, strerror(-err));
 	return 0;
 }
 

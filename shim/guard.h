@@ -18,6 +18,7 @@ struct guard {
 	int counters_fd;
 	int stats_fd;
 	int events_fd;
+	int learned_fd;
 	bool loaded_now; /* this process loaded and pinned the program */
 	const char *dir; /* where the pins are: NSGUARD_PIN_DIR but in an upgrade */
 };
@@ -26,7 +27,7 @@ struct guard {
 #define GUARD_INIT                                                                         \
 	{                                                                                  \
 		.prog_fd = -1, .policies_fd = -1, .counters_fd = -1, .stats_fd = -1,       \
-		.events_fd = -1, .dir = NSGUARD_PIN_DIR                                    \
+		.events_fd = -1, .learned_fd = -1, .dir = NSGUARD_PIN_DIR                  \
 	}
 
 /* How long guard_open waits for NSGUARD_LOCK_FILE before it gives up. */
@@ -55,7 +56,9 @@ void guard_close(struct guard *g);
 /*
  * Attach to the cgroup (link pinned at <g->dir>/links/<id>), then write the
  * policy.  Until the write lands the all-zero policy denies.  Re-attaching the
- * same cgroup only rewrites the policy.
+ * same cgroup only rewrites the policy.  The usage (created, depths) is the
+ * caller's on a new link (zero for a new container, the old program's in an
+ * upgrade) and the live one on a rewrite.
  */
 int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
 		 char **link_pin_out);
@@ -69,6 +72,17 @@ int guard_links_list(const char *dir, __u64 **ids, size_t *n);
 /* Remove the link pin; success if it does not exist. */
 int guard_detach(__u64 cgroup_id);
 int guard_read_policy(struct guard *g, __u64 cgroup_id, struct nsguard_policy *pol);
+/*
+ * The usage of a cgroup in the pinned map (policies or learned) in dir,
+ * whatever build made it (its BTF names the members); zeros when it has none.
+ */
+int guard_read_usage_any(const char *dir, const char *map, __u64 cgroup_id, __u32 *created,
+			 __u64 *depths);
+/* Learn mode: make the cgroup's entry in the learned map (kept if there is
+ * one: a rewrite), read it, forget it (success if there is none). */
+int guard_learn_start(struct guard *g, __u64 cgroup_id, const struct nsguard_usage *from);
+int guard_learn_read(__u64 cgroup_id, struct nsguard_usage *u);
+int guard_learn_forget(__u64 cgroup_id);
 int guard_read_counters(struct guard *g, __u64 cgroup_id, struct nsguard_counters *cnt);
 int guard_read_stats(struct guard *g, struct nsguard_stats *stats);
 bool guard_link_pinned(__u64 cgroup_id);

@@ -22,7 +22,7 @@ static const struct {
 } commands[] = {
 	{ "hook", cmd_hook },	  { "attach", cmd_attach }, { "detach", cmd_detach },
 	{ "status", cmd_status }, { "monitor", cmd_monitor }, { "gc", cmd_gc },
-	{ "check", cmd_check },	  { "upgrade", cmd_upgrade },
+	{ "check", cmd_check },	  { "upgrade", cmd_upgrade }, { "suggest", cmd_suggest },
 };
 
 static void usage(FILE *out)
@@ -54,6 +54,7 @@ static void usage(FILE *out)
 	      "  gc                            forget containers whose cgroup is gone\n"
 	      "  check                         test the kernel and system requirements\n"
 	      "  upgrade                       move guarded cgroups to this build's program\n"
+	      "  suggest ID                    the annotations a learn-mode container needs\n"
 	      "\n"
 	      "Options:\n"
 	      "  -v, --verbose     more messages (twice: libbpf's debug log)\n"

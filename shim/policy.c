@@ -28,6 +28,7 @@ static const char *const mode_names[NSGUARD_MODE_COUNT] = {
 	[NSGUARD_MODE_DENY] = "deny",
 	[NSGUARD_MODE_AUDIT] = "audit",
 	[NSGUARD_MODE_ALLOW] = "allow",
+	[NSGUARD_MODE_LEARN] = "learn",
 };
 
 static const struct {
@@ -95,7 +96,8 @@ int policy_errno_parse(const char *s, __u32 *err)
 	return -EINVAL;
 }
 
-int policy_depth_parse(const char *s, __u32 *depth)
+/* Decimal 0..max, no sign, no junk. */
+static int parse_bounded(const char *s, __u32 max, __u32 *out)
 {
 	__u32 v = 0;
 	size_t i;
@@ -107,11 +109,30 @@ int policy_depth_parse(const char *s, __u32 *depth)
 			return -EINVAL;
 		v = v * 10 + (s[i] - '0');
 		/* Bail out early: no overflow on long digit strings. */
-		if (v > NSGUARD_MAX_DEPTH)
+		if (v > max)
 			return -EINVAL;
 	}
-	*depth = v;
+	*out = v;
 	return 0;
+}
+
+int policy_depth_parse(const char *s, __u32 *depth)
+{
+	return parse_bounded(s, NSGUARD_MAX_DEPTH, depth);
+}
+
+int policy_count_parse(const char *s, __u32 *count)
+{
+	if (strcmp(s, "unlimited") == 0) {
+		*count = NSGUARD_COUNT_UNLIMITED;
+		return 0;
+	}
+	return parse_bounded(s, NSGUARD_MAX_COUNT, count);
+}
+
+const char *policy_count_show(__u32 count)
+{
+	return count == NSGUARD_COUNT_UNLIMITED ? "unlimited" : NULL;
 }
 
 /* "deny, audit" for messages. */
@@ -171,7 +192,8 @@ static __u32 mode_fallback(const struct nsguard_config *cfg)
 }
 
 /* The default mode is the admin's own choice; an annotated one must be allowed. */
-static int mode_limit(const struct policy_resolution *r, const char *value, __u32 v)
+static int mode_limit(const struct policy_resolution *r, const struct policy_field *f,
+		      const char *value, __u32 v)
 {
 	char list[64];
 
@@ -182,27 +204,41 @@ static int mode_limit(const struct policy_resolution *r, const char *value, __u3
 			ANNOTATION_MODE, value, list, r->origin);
 }
 
-/* allow/audit without an annotation get the admin's max-depth. */
+/* allow/audit without an annotation get the admin's max-depth and max-count. */
 static __u32 depth_fallback(const struct nsguard_config *cfg)
 {
 	return cfg->max_depth;
 }
 
-/* Nesting asked for under deny is a conflict; above the admin's max-depth, refused. */
-static int depth_limit(const struct policy_resolution *r, const char *value, __u32 v)
+static __u32 count_fallback(const struct nsguard_config *cfg)
 {
+	return cfg->max_count;
+}
+
+/*
+ * max-depth and max-count: asked for under deny is a conflict (the user
+ * wants namespaces they will not get); above the admin's value, refused.
+ */
+static int ceiling_limit(const struct policy_resolution *r, const struct policy_field *f,
+			 const char *value, __u32 v)
+{
+	__u32 ceiling = f->fallback(r->cfg);
+	char num[16];
+
 	if (r->pol.mode == NSGUARD_MODE_DENY) {
 		if (r->given[POLICY_MODE])
 			return nsg_fail(EINVAL, "annotation %s=%s conflicts with %s=deny",
-					ANNOTATION_MAX_DEPTH, value, ANNOTATION_MODE);
+					f->annotation, value, ANNOTATION_MODE);
 		return nsg_fail(EINVAL,
 				"annotation %s=%s conflicts with the default-mode deny (%s); "
 				"add %s=allow or audit",
-				ANNOTATION_MAX_DEPTH, value, r->origin, ANNOTATION_MODE);
+				f->annotation, value, r->origin, ANNOTATION_MODE);
 	}
-	if (v > r->cfg->max_depth)
-		return nsg_fail(EPERM, "annotation %s=%s exceeds the administrator's max-depth %u (%s)",
-				ANNOTATION_MAX_DEPTH, value, r->cfg->max_depth, r->origin);
+	/* "unlimited" is the largest value. */
+	if (v > ceiling)
+		return nsg_fail(EPERM, "annotation %s=%s exceeds the administrator's %s %s (%s)",
+				f->annotation, value, f->name,
+				policy_field_show(f, ceiling, num, sizeof(num)), r->origin);
 	return 0;
 }
 
@@ -223,14 +259,14 @@ const struct policy_field policy_fields[POLICY_FIELD_COUNT] = {
 		.name = "mode", .metavar = "deny|audit|allow", .annotation = ANNOTATION_MODE,
 		.json = "mode", FIELD(mode), .record_name = true, .unshow = policy_mode_unshow,
 		.parse = policy_mode_parse, .show = policy_mode_name,
-		.invalid = "not a mode (deny, audit, allow)",
+		.invalid = "not a mode (deny, audit, allow, learn)",
 		.fallback = mode_fallback, .limit = mode_limit,
 	},
 	[POLICY_MAX_DEPTH] = {
 		.name = "max-depth", .metavar = "N", .annotation = ANNOTATION_MAX_DEPTH,
 		.json = "max_depth", FIELD(max_depth), .parse = policy_depth_parse,
 		.invalid = "not a decimal number in 0.." STR(NSGUARD_MAX_DEPTH),
-		.fallback = depth_fallback, .limit = depth_limit,
+		.fallback = depth_fallback, .limit = ceiling_limit,
 	},
 	[POLICY_ERRNO] = {
 		.name = "errno", .metavar = "EPERM|ENOSPC|EACCES", .annotation = ANNOTATION_ERRNO,
@@ -243,12 +279,28 @@ const struct policy_field policy_fields[POLICY_FIELD_COUNT] = {
 		.name = "base-level", .metavar = "N", .json = "base_level", FIELD(base_level),
 		.parse = policy_depth_parse, .invalid = "not a level 0.." STR(NSGUARD_MAX_DEPTH),
 	},
+	/* After mode: the ceiling looks at it. */
+	[POLICY_MAX_COUNT] = {
+		.name = "max-count", .metavar = "N|unlimited", .annotation = ANNOTATION_MAX_COUNT,
+		.json = "max_count", FIELD(max_count), .parse = policy_count_parse,
+		.show = policy_count_show, .optional = true,
+		.if_absent = NSGUARD_COUNT_UNLIMITED,
+		.invalid = "not a count 0.." STR(NSGUARD_MAX_COUNT) " or unlimited",
+		.fallback = count_fallback, .limit = ceiling_limit,
+	},
 };
+
+__u32 policy_deepest(const struct nsguard_policy *pol)
+{
+	return pol->depths ? 63 - (__u32)__builtin_clzll(pol->depths) : 0;
+}
 
 const char *policy_field_show(const struct policy_field *f, __u32 v, char *buf, size_t len)
 {
-	if (f->show)
-		return f->show(v);
+	const char *name = f->show ? f->show(v) : NULL;
+
+	if (name)
+		return name;
 	snprintf(buf, len, "%u", v);
 	return buf;
 }
@@ -325,15 +377,17 @@ int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation
 			if (f->parse(value, &v) < 0)
 				return nsg_fail(EINVAL, "annotation %s=%s is %s", f->annotation,
 						quote(value, q, sizeof(q)), f->invalid);
-			err = f->limit ? f->limit(&r, value, v) : 0;
+			err = f->limit ? f->limit(&r, f, value, v) : 0;
 			if (err)
 				return err;
 		}
 		policy_field_set(&r.pol, f, v);
 	}
 	/* Deny allows no nesting at all. */
-	if (r.pol.mode == NSGUARD_MODE_DENY)
+	if (r.pol.mode == NSGUARD_MODE_DENY) {
 		r.pol.max_depth = 0;
+		r.pol.max_count = 0;
+	}
 	/* Only the resolved fields are ours: base_level and cgroup_id belong
 	 * to the caller and are left untouched. */
 	for (i = 0; i < POLICY_FIELD_COUNT; i++)

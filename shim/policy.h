@@ -13,6 +13,7 @@
 #define ANNOTATION_MODE "nsguard.io/userns"
 #define ANNOTATION_MAX_DEPTH "nsguard.io/userns.max-depth"
 #define ANNOTATION_ERRNO "nsguard.io/userns.errno"
+#define ANNOTATION_MAX_COUNT "nsguard.io/userns.max-count"
 
 /*
  * Resolve the policy for one container.  Fills the fields with an annotation
@@ -36,6 +37,7 @@ enum policy_field_id {
 	POLICY_MAX_DEPTH,
 	POLICY_ERRNO,
 	POLICY_BASE_LEVEL,
+	POLICY_MAX_COUNT,
 	POLICY_FIELD_COUNT,
 };
 
@@ -50,12 +52,15 @@ struct policy_field {
 	bool record_name; /* records keep show()'s name rather than the number */
 	int (*unshow)(const char *s, __u32 *v); /* record_name: show()'s inverse */
 	int (*parse)(const char *s, __u32 *v); /* 0 or -EINVAL */
-	const char *(*show)(__u32 v); /* NULL: a decimal number */
+	const char *(*show)(__u32 v); /* a name, or NULL: the decimal number */
+	bool optional; /* records from before the field read if_absent */
+	__u32 if_absent;
 	const char *invalid; /* "not a mode (...)": what parse refused */
 	/* The value without an annotation (NULL: left to the caller). */
 	__u32 (*fallback)(const struct nsguard_config *cfg);
 	/* The admin's ceiling on an annotated value: 0 or nsg_fail (NULL: none). */
-	int (*limit)(const struct policy_resolution *r, const char *value, __u32 v);
+	int (*limit)(const struct policy_resolution *r, const struct policy_field *f,
+		     const char *value, __u32 v);
 };
 
 extern const struct policy_field policy_fields[POLICY_FIELD_COUNT];
@@ -76,13 +81,19 @@ const char *policy_field_show(const struct policy_field *f, __u32 v, char *buf, 
 /* "mode deny, max-depth 0, errno EPERM, base-level 1" (every field). */
 void policy_describe(const struct nsguard_policy *p, char *buf, size_t len);
 
-const char *policy_mode_name(__u32 mode); /* "deny", "audit", "allow", "none" */
+/* The deepest level a namespace was allowed at (pol->depths), 0 if none. */
+__u32 policy_deepest(const struct nsguard_policy *pol);
+
+const char *policy_mode_name(__u32 mode); /* "deny", "audit", "allow", "learn", "none" */
 int policy_mode_parse(const char *s, __u32 *mode); /* 0 or -EINVAL */
 int policy_mode_unshow(const char *s, __u32 *mode); /* also "none" (records) */
 const char *policy_errno_name(__u32 err); /* "EPERM", "ENOSPC", "EACCES", or NULL */
 int policy_errno_parse(const char *s, __u32 *err); /* accepts those three names */
 /* Parse a decimal depth 0..NSGUARD_MAX_DEPTH, no sign, no junk. */
 int policy_depth_parse(const char *s, __u32 *depth);
+/* A count 0..NSGUARD_MAX_COUNT, or "unlimited" (NSGUARD_COUNT_UNLIMITED). */
+int policy_count_parse(const char *s, __u32 *count);
+const char *policy_count_show(__u32 count); /* "unlimited", or NULL */
 /* An errno name for messages: "EPERM", or "?" for a number not in the list. */
 const char *policy_errno_show(__u32 err);
 

@@ -9,7 +9,8 @@
  * 64-bit ids are decimal strings: a JSON number is a double and would round
  * ids above 2^53.  "pid" and "start_time" (the container's init, which
  * poststop looks for) are left out when unknown (nsguard attach); "shared"
- * (true) marks a cgroup the admin let other processes share.  Writes are
+ * (true) marks a cgroup the admin let other processes share; "learn_dir"
+ * (learn mode) is where its suggestion goes.  Writes are
  * atomic (temp file, fsync, rename, fsync dir) so a crash never leaves a half
  * record for poststop or gc to trip over.
  */
@@ -45,6 +46,7 @@ void record_free(struct nsguard_record *rec)
 	free(rec->id);
 	free(rec->cgroup_path);
 	free(rec->link_pin);
+	free(rec->learn_dir);
 	memset(rec, 0, sizeof(*rec));
 }
 
@@ -120,6 +122,8 @@ static cJSON *record_to_json(const struct nsguard_record *rec)
 			 !cJSON_AddStringToObject(doc, "start_time", start)))
 		return NULL;
 	if (rec->shared && !cJSON_AddTrueToObject(doc, "shared"))
+		return NULL;
+	if (rec->learn_dir && !cJSON_AddStringToObject(doc, "learn_dir", rec->learn_dir))
 		return NULL;
 	pol = cJSON_AddObjectToObject(doc, "policy");
 	if (!pol)
@@ -263,7 +267,10 @@ static int get_policy(const cJSON *pol, struct nsguard_policy *out)
 		const struct policy_field *f = &policy_fields[i];
 		__u32 v = 0;
 
-		err = f->record_name ? get_name(pol, f, &v) : get_u32(pol, f->json, &v);
+		if (f->optional && !cJSON_GetObjectItemCaseSensitive(pol, f->json))
+			v = f->if_absent;
+		else
+			err = f->record_name ? get_name(pol, f, &v) : get_u32(pol, f->json, &v);
 		if (err < 0)
 			return err;
 		policy_field_set(out, f, v);
@@ -290,6 +297,9 @@ static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
 	if (it && !cJSON_IsBool(it))
 		return -EINVAL;
 	rec->shared = cJSON_IsTrue(it);
+	if (cJSON_GetObjectItemCaseSensitive(doc, "learn_dir") &&
+	    (err = get_str(doc, "learn_dir", false, &rec->learn_dir)) < 0)
+		return err;
 	if (cJSON_GetObjectItemCaseSensitive(doc, "pid") &&
 	    ((err = get_u32(doc, "pid", &rec->pid)) < 0 || rec->pid == 0 || rec->pid > INT32_MAX ||
 	     (err = get_u64(doc, "start_time", &rec->start_time)) < 0))
@@ -442,7 +452,9 @@ static int find_cb(const struct nsguard_record *rec, void *data)
 	ctx->out->id = strdup(rec->id);
 	ctx->out->cgroup_path = strdup(rec->cgroup_path);
 	ctx->out->link_pin = rec->link_pin ? strdup(rec->link_pin) : NULL;
-	if (!ctx->out->id || !ctx->out->cgroup_path || (rec->link_pin && !ctx->out->link_pin)) {
+	ctx->out->learn_dir = rec->learn_dir ? strdup(rec->learn_dir) : NULL;
+	if (!ctx->out->id || !ctx->out->cgroup_path || (rec->link_pin && !ctx->out->link_pin) ||
+	    (rec->learn_dir && !ctx->out->learn_dir)) {
 		record_free(ctx->out);
 		return nsg_fail(ENOMEM, "out of memory");
 	}

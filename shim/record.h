@@ -15,6 +15,7 @@ struct nsguard_record {
 	__u32 pid; /* the container's init when guarded by the hook; 0 if unknown */
 	__u64 start_time; /* its start time (clock ticks since boot): pid reuse */
 	bool shared; /* shared-cgroups = allow: other processes may stay after it */
+	char *learn_dir; /* learn mode: where its suggestion goes (admin config) */
 	struct nsguard_policy policy;
 };
 

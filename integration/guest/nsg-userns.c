@@ -25,6 +25,10 @@
  *                             container can write, not just below its own)
  *   nsg-userns flood N        N unshare(CLONE_NEWUSER) calls in a loop; the
  *                             line counts how many failed (a deny flood)
+ *   nsg-userns seq N          N children one after another, one unshare each
+ *                             (freed before the next): ok if all N got one
+ *   nsg-userns race N         N children released at once, one unshare each;
+ *                             always "ok created=K failed=F errno=NAME"
  *   nsg-userns hold PATH      unshare(CLONE_NEWUSER) + maps, write its pid
  *                             to PATH, then sleep forever (a user namespace others can
  *                             setns into via /proc/PID/ns/user)
@@ -390,10 +394,84 @@ static int do_flood(const char *cmd, long n)
 	return 1;
 }
 
+/* One unshare(CLONE_NEWUSER) in a child that then exits (its namespace is
+ * freed); after the release byte on fd when fd >= 0.  Returns 0 or the errno. */
+static int child_unshare(int fd)
+{
+	int st = 0;
+	pid_t pid = fork();
+	char c;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (fd >= 0 && read(fd, &c, 1) < 0)
+			_exit(255);
+		_exit(unshare(CLONE_NEWUSER) < 0 ? errno : 0);
+	}
+	if (fd >= 0)
+		return 0; /* raced: the caller waits */
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) == 255)
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* seq N: N user namespaces one after another, each freed before the next. */
+static int do_seq(const char *cmd, int n)
+{
+	int created = 0, e = 0, r;
+
+	for (int i = 0; i < n; i++) {
+		r = child_unshare(-1);
+		if (r < 0)
+			return setup_fail(cmd, "fork", errno);
+		if (r == 0)
+			created++;
+		else if (!e)
+			e = r;
+	}
+	if (created == n) {
+		printf("%s: ok created=%d\n", cmd, created);
+		return 0;
+	}
+	printf("%s: fail created=%d errno=%s\n", cmd, created, errname(e));
+	return 1;
+}
+
+/* race N: N children released at once, one unshare each; how many got one. */
+static int do_race(const char *cmd, int n)
+{
+	int fds[2], created = 0, e = 0, st;
+
+	if (pipe(fds) < 0)
+		return setup_fail(cmd, "pipe", errno);
+	for (int i = 0; i < n; i++)
+		if (child_unshare(fds[0]) < 0)
+			return setup_fail(cmd, "fork", errno);
+	close(fds[0]);
+	/* One byte each: they all wake up together. */
+	for (int i = 0; i < n; i++)
+		if (write(fds[1], "x", 1) != 1)
+			return setup_fail(cmd, "release", errno);
+	close(fds[1]);
+	while (wait(&st) > 0) {
+		if (!WIFEXITED(st) || WEXITSTATUS(st) == 255)
+			return setup_fail(cmd, "child", EIO);
+		if (WEXITSTATUS(st) == 0)
+			created++;
+		else
+			e = WEXITSTATUS(st);
+	}
+	printf("%s: ok created=%d failed=%d errno=%s\n", cmd, created, n - created,
+	       e ? errname(e) : "none");
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: nsg-userns unshare|clone|clone3|level|reexec|cgroup-escape\n"
 			"       nsg-userns nest N | chain N | setns PATH | hold PATH | flood N\n"
+			"       nsg-userns seq N | race N\n"
 			"       nsg-userns move DIR CMD...\n");
 	return 2;
 }
@@ -440,6 +518,10 @@ int main(int argc, char **argv)
 		return do_move(cmd, argv[2], argv + 3);
 	if (!strcmp(cmd, "flood") && argc == 3 && atol(argv[2]) > 0)
 		return do_flood(cmd, atol(argv[2]));
+	if (!strcmp(cmd, "seq") && argc == 3 && number(argv[2], &n) == 0)
+		return do_seq(cmd, n);
+	if (!strcmp(cmd, "race") && argc == 3 && number(argv[2], &n) == 0)
+		return do_race(cmd, n);
 	if (!strcmp(cmd, "hold") && argc == 3)
 		return do_hold(cmd, argv[2]);
 	return usage();

@@ -168,6 +168,19 @@ case_event_flood_reading() {
 }
 ct_case event-flood-monitor-reading case_event_flood_reading
 
+# --- the count limit across CPUs: 32 processes released at once, max-count 3:
+# exactly 3 get a user namespace, every other one the container's errno.
+case_count_race() {
+	local id=count-race-$S
+	CT_WHY=$(two_cpus)
+	[ -z "$CT_WHY" ] || return 1
+	start_guarded "$id" --mode allow --ann nsguard.io/userns.max-count=3 --errno ENOSPC || return 1
+	ct_exec "$id" nsg-userns race 32
+	want_run "race 32" 0 "race: ok created=3 failed=29 errno=ENOSPC" || return 1
+	want_eq "status usage" "$(ct_usage "$id")" "created=3 max_count=3"
+}
+ct_case count/race-on-two-cpus case_count_race
+
 
 if [ -z "$CT_RERUN" ] && command -v runc >/dev/null; then
 	echo "# runc, createRuntime: concurrency"

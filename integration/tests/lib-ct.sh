@@ -391,6 +391,12 @@ ct_counts() { ct_info_counts "$(ct_info "$1")"; }
 # ring (its events_dropped in `status --json`).
 ct_dropped() { ct_status_json | "$JQ" -r --arg id "$1" '.containers[]? | select(.id == $id) | .events_dropped'; }
 
+# ct_usage ID: "created=C max_count=M" (the count limit) from `status --json`.
+ct_usage() {
+	ct_status_json | "$JQ" -r --arg id "$1" \
+		'.containers[]? | select(.id == $id) | "created=\(.created) max_count=\(.max_count)"'
+}
+
 # ct_status_ids PREFIX: ids in `status --json` starting with PREFIX, sorted,
 # on one line; one whose link is not pinned shows as "ID(detached)".
 ct_status_ids() {

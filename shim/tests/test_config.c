@@ -80,6 +80,26 @@ static const struct good_row good[] = {
 	  NSGUARD_MODE_ALLOW, M(ALLOW), 32, EPERM, false },
 };
 
+/* Count limit and learn mode: off unless the admin turns them on. */
+static void t_count_and_learn(void)
+{
+	static const char on[] = "max-count = 6\nallowed-modes = deny, learn\n"
+				 "learn-dir = /srv/nsguard/learned\n";
+	static const char unlimited[] = "max-count = unlimited";
+	struct nsguard_config c;
+
+	config_defaults(&c);
+	ASSERT_EQ(NSGUARD_COUNT_UNLIMITED, c.max_count);
+	ASSERT_TRUE(!(c.allowed_modes & M(LEARN)));
+	ASSERT_STREQ(NSGUARD_LEARN_DIR, c.learn_dir);
+	ASSERT_OK(config_parse(on, strlen(on), "test.conf", &c));
+	ASSERT_EQ(6, c.max_count);
+	ASSERT_EQ(M(DENY) | M(LEARN), c.allowed_modes);
+	ASSERT_STREQ("/srv/nsguard/learned", c.learn_dir);
+	ASSERT_OK(config_parse(unlimited, strlen(unlimited), "test.conf", &c));
+	ASSERT_EQ(NSGUARD_COUNT_UNLIMITED, c.max_count);
+}
+
 static void check_good(const struct good_row *r)
 {
 	struct nsguard_config c;
@@ -124,7 +144,14 @@ static const struct bad_row bad[] = {
 	{ "shared-cgroups-bogus", "shared-cgroups = yes",
 	  "test.conf:1: shared-cgroups \"yes\" is not refuse or allow" },
 	{ "unknown-key-lists-known", "sharedcgroups = allow", "(known: default-mode, allowed-modes, "
-	  "max-depth, errno, fail-mode, shared-cgroups)" },
+	  "max-depth, errno, fail-mode, shared-cgroups, max-count, learn-dir)" },
+	{ "max-count-over", "max-count = 1000001",
+	  "test.conf:1: max-count \"1000001\" is not a number in 0..1000000 or unlimited" },
+	{ "max-count-negative", "max-count = -1", "max-count \"-1\"" },
+	{ "max-count-word", "max-count = many", "max-count \"many\"" },
+	{ "learn-dir-relative", "learn-dir = learn", "test.conf:1: learn-dir \"learn\" is not an absolute path" },
+	{ "default-learn-not-allowed", "default-mode = learn",
+	  "test.conf:1: default-mode learn is not in allowed-modes" },
 	{ "default-not-allowed", "default-mode = allow\nallowed-modes = deny, audit",
 	  "test.conf:1: default-mode allow is not in allowed-modes" },
 	{ "builtin-default-not-allowed", "\nallowed-modes = audit",
@@ -210,6 +237,7 @@ void suite_config(void)
 
 	TEST_CASE("config", "defaults", t_defaults);
 	TEST_CASE("config", "shared-cgroups", t_shared_cgroups);
+	TEST_CASE("config", "count-and-learn", t_count_and_learn);
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		snprintf(name, sizeof(name), "parse-valid-%s", good[i].name);
 		TEST_CASE("config", name, check_good, &good[i]);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "learn.h"
 #include "record.h"
 #include "test.h"
 #include "util.h"
@@ -28,9 +29,10 @@ static struct world {
 	} proc[MAX];
 	__u64 link[MAX]; /* 0: free slot */
 	struct nsguard_policy pol[MAX]; /* the policy written with link[i] */
+	struct nsguard_usage learned[MAX]; /* its learn-mode usage */
 	int attach_err; /* the next attach fails with it */
 	bool break_records; /* attach puts a file where the records go */
-	char tmp[64], recdir[128];
+	char tmp[64], recdir[128], learndir[128];
 } w;
 
 static int find_cg_path(const char *path)
@@ -127,6 +129,16 @@ static int f_attach(int fd, __u64 id, const struct nsguard_policy *pol, char **p
 	return 0;
 }
 
+static int f_read_learned(__u64 id, struct nsguard_usage *u)
+{
+	int i = find_link(id);
+
+	if (i < 0)
+		return nsg_fail(ENOENT, "fake world: no link for %llu", (unsigned long long)id);
+	*u = w.learned[i];
+	return 0;
+}
+
 static int f_detach(__u64 id)
 {
 	int i = find_link(id);
@@ -158,6 +170,7 @@ static struct container_env env = {
 	.start_time = f_start_time,
 	.link_pinned = f_link_pinned,
 	.attach = f_attach,
+	.read_learned = f_read_learned,
 	.detach = f_detach,
 	.links = f_links,
 };
@@ -199,6 +212,7 @@ static void world_reset(void)
 	if (!mkdtemp(w.tmp))
 		abort();
 	snprintf(w.recdir, sizeof(w.recdir), "%s/containers", w.tmp);
+	snprintf(w.learndir, sizeof(w.learndir), "%s/learn", w.tmp);
 	nsg_clear_error();
 }
 
@@ -211,7 +225,10 @@ static int guard(const char *id, pid_t pid, const char *path, bool *refused)
 	bool r = false;
 
 	nsg_clear_error();
-	return container_guard(&env, id, pid, path, false, &pol, refused ?: &r);
+	struct container_spec spec = { .id = id, .pid = pid, .cgroup_path = path,
+				       .learn_dir = w.learndir };
+
+	return container_guard(&env, &spec, &pol, refused ?: &r);
 }
 
 static bool has_record(const char *id)
@@ -417,12 +434,13 @@ static void t_unguard_populated(void)
 
 static void t_unguard_shared(void)
 {
+	struct container_spec spec = { .id = "web", .pid = 100, .cgroup_path = "/a", .shared = true };
 	struct nsguard_policy pol = allow2;
 	bool refused = false;
 
 	cg("/a", 10);
 	proc(0, 100, 5);
-	ASSERT_OK(container_guard(&env, "web", 100, "/a", true, &pol, &refused));
+	ASSERT_OK(container_guard(&env, &spec, &pol, &refused));
 	proc(0, 0, 0);
 	w.cg[find_cg_path("/a")].populated = true;
 	ASSERT_OK(container_unguard(&env, "web", false));
@@ -498,6 +516,86 @@ static void t_gc(void)
 	ASSERT_TRUE(!strstr(out, "live") && !strstr(out, "/51"));
 }
 
+/* Guard id in learn mode; the program's usage: created, depths. */
+static int guard_learn(const char *id, const char *path, __u64 cgid, __u32 created, __u64 depths)
+{
+	struct container_spec spec = { .id = id, .pid = 0, .cgroup_path = path,
+				       .learn_dir = w.learndir };
+	struct nsguard_policy pol = { .mode = NSGUARD_MODE_LEARN, .max_depth = 32,
+				      .max_count = NSGUARD_COUNT_UNLIMITED };
+	bool refused = false;
+	int err;
+
+	cg(path, cgid);
+	err = container_guard(&env, &spec, &pol, &refused);
+	if (!err) {
+		w.learned[find_link(cgid)].created = created;
+		w.learned[find_link(cgid)].depths = depths;
+	}
+	return err;
+}
+
+static char *suggestion(const char *id)
+{
+	char *text = NULL;
+
+	nsg_clear_error();
+	if (learn_read(w.learndir, id, &text) < 0)
+		return NULL;
+	return text;
+}
+
+static void t_learn_writes_suggestion(void)
+{
+	cleanup_free char *ci = NULL, *idle = NULL, *gone = NULL;
+	struct nsguard_record rec = { 0 };
+	FILE *f;
+	char *out = NULL;
+	size_t len = 0;
+
+	/* Three namespaces with one more inside each: six, two levels deep. */
+	ASSERT_OK(guard_learn("ci", "/ci", 10, 6, (1u << 1) | (1u << 2)));
+	ASSERT_OK(record_read(w.recdir, "ci", &rec));
+	ASSERT_STREQ(w.learndir, rec.learn_dir);
+	record_free(&rec);
+	ASSERT_OK(container_unguard(&env, "ci", false));
+	ci = suggestion("ci");
+	ASSERT_STREQ("{\"id\":\"ci\",\"created\":6,\"deepest\":2,\"annotations\":{"
+		     "\"nsguard.io/userns\":\"allow\",\"nsguard.io/userns.max-depth\":\"2\","
+		     "\"nsguard.io/userns.max-count\":\"6\"}}\n", ci);
+	/* None created: deny. */
+	ASSERT_OK(guard_learn("idle", "/idle", 11, 0, 0));
+	ASSERT_OK(container_unguard(&env, "idle", false));
+	idle = suggestion("idle");
+	ASSERT_SUBSTR("\"annotations\":{\"nsguard.io/userns\":\"deny\"}", idle);
+	/* gc of a learn container whose cgroup is gone writes it too. */
+	ASSERT_OK(guard_learn("gone", "/gone", 12, 1, 1u << 1));
+	cg_gone("/gone");
+	f = open_memstream(&out, &len);
+	ASSERT_TRUE(f != NULL);
+	ASSERT_OK(container_gc(&env, f));
+	fclose(f);
+	free(out);
+	gone = suggestion("gone");
+	ASSERT_SUBSTR("\"nsguard.io/userns.max-depth\":\"1\"", gone);
+}
+
+static void t_learn_write_fails(void)
+{
+	char *text = NULL;
+
+	ASSERT_OK(guard_learn("ci", "/ci", 10, 2, 1u << 1));
+	/* A file where the directory should be: nothing can be written. */
+	ASSERT_OK(close(open(w.learndir, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)));
+	ASSERT_ERR(-ENOTDIR, container_unguard(&env, "ci", false));
+	ASSERT_MSG("the guard stays: learn mode: no suggestion written for ci");
+	ASSERT_TRUE(f_link_pinned(10) && has_record("ci"));
+	/* detach --id: by force, with a warning. */
+	ASSERT_OK(container_unguard(&env, "ci", true));
+	ASSERT_TRUE(!f_link_pinned(10) && !has_record("ci"));
+	ASSERT_ERR(-ENOTDIR, learn_read(w.learndir, "ci", &text));
+}
+
 #define CASE(name, fn)                                                                  \
 	do {                                                                            \
 		world_reset();                                                          \
@@ -522,6 +620,8 @@ void suite_container(void)
 	CASE("unguard-unknown", t_unguard_unknown);
 	CASE("unguard-cgroup", t_unguard_cgroup);
 	CASE("gc", t_gc);
+	CASE("learn-writes-suggestion", t_learn_writes_suggestion);
+	CASE("learn-write-fails", t_learn_write_fails);
 	world_reset();
 	rmdir(w.tmp);
 }

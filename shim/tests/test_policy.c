@@ -183,6 +183,82 @@ static void t_long_value_cut(void)
 	ASSERT_TRUE(strlen(nsg_last_error()) < 300);
 }
 
+#define COUNT ANNOTATION_MAX_COUNT
+#define UNLIMITED NSGUARD_COUNT_UNLIMITED
+
+/* max-count resolves like max-depth: annotation under the admin's ceiling. */
+struct count_row {
+	const char *name;
+	__u32 ceiling, allowed; /* cfg max-count and allowed-modes (0: defaults) */
+	struct oci_annotation ann[3];
+	int rc;
+	__u32 mode, count;
+	const char *msg;
+};
+
+static const struct count_row count_rows[] = {
+	{ "count-default-unlimited", UNLIMITED, 0, { { MODE, "allow" } }, 0, ALLOW, UNLIMITED, NULL },
+	{ "count-ceiling-is-default", 5, 0, { { MODE, "audit" } }, 0, AUDIT, 5, NULL },
+	{ "count-0", UNLIMITED, 0, { { MODE, "allow" }, { COUNT, "0" } }, 0, ALLOW, 0, NULL },
+	{ "count-3", 3, 0, { { MODE, "allow" }, { COUNT, "3" } }, 0, ALLOW, 3, NULL },
+	{ "count-unlimited-word", UNLIMITED, 0, { { MODE, "allow" }, { COUNT, "unlimited" } }, 0,
+	  ALLOW, UNLIMITED, NULL },
+	{ "count-above-ceiling", 3, 0, { { MODE, "allow" }, { COUNT, "4" } }, -EPERM, 0, 0,
+	  "annotation nsguard.io/userns.max-count=4 exceeds the administrator's max-count 3" },
+	{ "count-unlimited-above-ceiling", 3, 0, { { MODE, "allow" }, { COUNT, "unlimited" } },
+	  -EPERM, 0, 0, "max-count=unlimited exceeds the administrator's max-count 3" },
+	{ "count-over-bound", UNLIMITED, 0, { { MODE, "allow" }, { COUNT, "1000001" } }, -EINVAL,
+	  0, 0, "max-count=1000001 is not a count 0..1000000 or unlimited" },
+	{ "count-junk", UNLIMITED, 0, { { MODE, "allow" }, { COUNT, "3x" } }, -EINVAL, 0, 0,
+	  "max-count=3x is not" },
+	{ "count-with-deny", UNLIMITED, 0, { { MODE, "deny" }, { COUNT, "1" } }, -EINVAL, 0, 0,
+	  "max-count=1 conflicts with nsguard.io/userns=deny" },
+	{ "count-deny-gets-0", 5, 0, { { MODE, "deny" } }, 0, DENY, 0, NULL },
+	{ "learn-not-allowed-by-default", UNLIMITED, 0, { { MODE, "learn" } }, -EPERM, 0, 0,
+	  "userns=learn is not permitted: allowed-modes is deny, audit, allow" },
+	{ "learn-allowed", 7, M(LEARN), { { MODE, "learn" } }, 0, NSGUARD_MODE_LEARN, 7, NULL },
+};
+
+static void check_count(const struct count_row *r)
+{
+	struct nsguard_config cfg;
+	struct nsguard_policy pol = { 0 };
+	size_t n = 0;
+
+	config_defaults(&cfg);
+	cfg.max_count = r->ceiling;
+	if (r->allowed)
+		cfg.allowed_modes |= r->allowed;
+	while (n < ARRAY_SIZE(r->ann) && r->ann[n].key)
+		n++;
+	nsg_clear_error();
+	ASSERT_EQ(r->rc, policy_resolve(&cfg, r->ann, n, &pol));
+	if (r->rc) {
+		ASSERT_MSG(r->msg);
+		return;
+	}
+	ASSERT_EQ(r->mode, pol.mode);
+	ASSERT_EQ(r->count, pol.max_count);
+}
+
+/* Every field shows as status and the hook's log line show it. */
+static void t_describe(void)
+{
+	struct nsguard_policy pol = { .mode = AUDIT, .max_depth = 2, .err = EACCES,
+				      .base_level = 1, .max_count = UNLIMITED };
+	char buf[256];
+
+	policy_describe(&pol, buf, sizeof(buf));
+	ASSERT_STREQ("mode audit, max-depth 2, errno EACCES, base-level 1, max-count unlimited", buf);
+	pol.max_count = 6;
+	pol.depths = (1u << 1) | (1u << 2);
+	policy_describe(&pol, buf, sizeof(buf));
+	ASSERT_SUBSTR("max-count 6", buf);
+	ASSERT_EQ(2, policy_deepest(&pol));
+	pol.depths = 0;
+	ASSERT_EQ(0, policy_deepest(&pol));
+}
+
 void suite_policy(void)
 {
 	size_t i;
@@ -192,4 +268,7 @@ void suite_policy(void)
 	TEST_CASE("policy", "names", t_names);
 	TEST_CASE("policy", "depth-parse", t_depth_parse);
 	TEST_CASE("policy", "long-value-cut", t_long_value_cut);
+	for (i = 0; i < ARRAY_SIZE(count_rows); i++)
+		TEST_CASE("policy", count_rows[i].name, check_count, &count_rows[i]);
+	TEST_CASE("policy", "describe", t_describe);
 }

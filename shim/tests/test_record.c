@@ -41,7 +41,7 @@ static struct nsguard_record sample(const char *id, __u64 cgid)
 		.pid = 4321,
 		.start_time = 0x8000000000000007ull,
 		.policy = { .mode = NSGUARD_MODE_AUDIT, .max_depth = 3, .base_level = 2,
-			    .err = 28, .cgroup_id = cgid },
+			    .err = 28, .cgroup_id = cgid, .max_count = 6 },
 	};
 	return r;
 }
@@ -80,6 +80,7 @@ static void t_roundtrip(void)
 	ASSERT_EQ(in.policy.base_level, out.policy.base_level);
 	ASSERT_EQ(in.policy.err, out.policy.err);
 	ASSERT_EQ_U64(in.policy.cgroup_id, out.policy.cgroup_id);
+	ASSERT_EQ(in.policy.max_count, out.policy.max_count);
 	ASSERT_EQ(in.pid, out.pid);
 	ASSERT_EQ_U64(in.start_time, out.start_time);
 	record_free(&out);
@@ -210,6 +211,15 @@ static void t_foreach(void)
 	ASSERT_MSG("malformed record");
 	ASSERT_ERR(-EINVAL, record_read(recdir, "mismatch", &out));
 	ASSERT_ERR(-EINVAL, record_read(recdir, "wrong-mode", &out));
+	/* A record from before max-count: no limit. */
+	ASSERT_OK(write_raw("older.json", "{\"version\":1,\"id\":\"older\",\"cgroup\":\"/x\","
+					  "\"cgroup_id\":\"1\",\"link_pin\":null,\"policy\":{\"mode\":"
+					  "\"learn\",\"max_depth\":0,\"base_level\":0,\"errno\":1,"
+					  "\"cgroup_id\":\"1\"}}"));
+	ASSERT_OK(record_read(recdir, "older", &out));
+	ASSERT_EQ(NSGUARD_COUNT_UNLIMITED, out.policy.max_count);
+	ASSERT_EQ(NSGUARD_MODE_LEARN, out.policy.mode);
+	record_free(&out);
 
 	/* A negative return stops the walk and is passed up. */
 	memset(&s, 0, sizeof(s));

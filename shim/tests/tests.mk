@@ -5,7 +5,7 @@
 # The modules shared with the nsguard binary (shim/shim.mk links these plus
 # its own files).
 SHIM_CORE_SRCS := shim/log.c shim/oci.c shim/config.c shim/policy.c shim/cgroup.c shim/scope.c \
-	shim/record.c shim/userns.c shim/container.c
+	shim/record.c shim/userns.c shim/container.c shim/learn.c
 SHIM_CORE_LIBS := -lcjson
 
 UNIT_SRCS := shim/tests/unit.c shim/tests/test_log.c shim/tests/test_oci.c \

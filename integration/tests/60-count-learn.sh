@@ -1,0 +1,145 @@
+#!/bin/bash
+# The count limit (nsguard.io/userns.max-count, nsguard.conf max-count) and
+# learn mode (nsguard.io/userns=learn, learn-dir, `nsguard suggest`) with real
+# containers.  The concurrent count case runs in concurrency.sh (two vCPUs).
+set -u
+. "$(dirname "$0")/lib-ct.sh"
+ct_init
+
+S=$CT_SUFFIX
+COUNT=nsguard.io/userns.max-count
+LEARN_DIR=$CT_WORK/learn-$S
+LEARN_CONF=$(ct_conf learn-$S "allowed-modes = deny, audit, allow, learn" "learn-dir = $LEARN_DIR")
+
+# count_case NAME PROBE LINE-GLOB RC USAGE EVENTS [BUNDLE OPTIONS...]: a
+# detached container, PROBE exec'd in it, then its usage and events.
+count_case() {
+	local name=$1 probe=$2 line=$3 rc=$4 usage=$5 events=$6 id
+	shift 6
+	id=count-$name-$S
+	start_guarded "$id" "$@" || return 1
+	# shellcheck disable=SC2086 # PROBE is words
+	ct_exec "$id" $probe
+	want_run "$probe" "$rc" "$line" || return 1
+	want_eq "status usage" "$(ct_usage "$id")" "$usage" || return 1
+	local ev
+	read -ra ev <<<"$events"
+	want_eq "monitor events" "$(ct_events "$id" "${#ev[@]}")" "$events"
+}
+
+# --- N = 0: not one.
+ct_case count/0 count_case 0 "nsg-userns unshare" "unshare: fail errno=EPERM" 1 \
+	"created=0 max_count=0" "deny:count:EPERM:d1" --mode allow --ann "$COUNT=0"
+# --- N = 1: the second fails, though the first one is gone by then.
+ct_case count/1-freed-not-given-back count_case 1 "nsg-userns seq 2" \
+	"seq: fail created=1 errno=EPERM" 1 "created=1 max_count=1" "deny:count:EPERM:d1" \
+	--mode allow --ann "$COUNT=1"
+# --- N = 3: three one after another, the fourth fails with the container's errno.
+case_three() {
+	local id=count-3-$S
+	start_guarded "$id" --mode allow --ann "$COUNT=3" --errno ENOSPC || return 1
+	ct_exec "$id" nsg-userns seq 3
+	want_run "seq 3" 0 "seq: ok created=3" || return 1
+	ct_exec "$id" nsg-userns clone
+	want_run "a fourth (clone)" 1 "clone: fail errno=ENOSPC" || return 1
+	want_eq "status usage" "$(ct_usage "$id")" "created=3 max_count=3" || return 1
+	want_eq "monitor events" "$(ct_events "$id" 1)" "deny:count:ENOSPC:d1"
+}
+ct_case count/3 case_three
+# --- With max-depth both hold: a level too deep takes no slot.
+case_with_depth() {
+	local id=count-depth-$S
+	start_guarded "$id" --mode allow --depth 1 --ann "$COUNT=3" || return 1
+	ct_exec "$id" nsg-userns nest 2
+	want_run "nest 2" 1 "nest: fail level=2 errno=EPERM" || return 1
+	want_eq "usage after nest 2" "$(ct_usage "$id")" "created=1 max_count=3" || return 1
+	ct_exec "$id" nsg-userns seq 3
+	want_run "seq 3" 1 "seq: fail created=2 errno=EPERM" || return 1
+	want_eq "monitor events" "$(ct_events "$id" 2)" "deny:depth:EPERM:d2 deny:count:EPERM:d1"
+}
+ct_case count/with-max-depth case_with_depth
+# --- The admin's ceiling: the default for allow, and above it refused at start.
+ct_case count/ceiling-is-default count_case ceiling "nsg-userns seq 3" \
+	"seq: fail created=2 errno=EPERM" 1 "created=2 max_count=2" "deny:count:EPERM:d1" \
+	--mode allow --conf "$(ct_conf count2-$S "max-count = 2")"
+case_above_ceiling() {
+	local id=count-above-$S
+	ct_bundle "$id" --mode allow --ann "$COUNT=3" --conf "$(ct_conf count2-$S "max-count = 2")" \
+		-- true || return 1
+	ct_run "$id"
+	[ "$CT_RC" != 0 ] || { CT_WHY="started with max-count 3 over the admin's 2"; return 1; }
+	want_run "crun run" "$CT_RC" "*annotation $COUNT=3 exceeds the administrator's max-count 2*"
+}
+ct_case count/above-ceiling-refused case_above_ceiling
+
+# --- Learn mode.  The workload: three times a user namespace with one more
+# inside it (six in all, two levels deep).
+WORKLOAD='for i in 1 2 3; do nsg-userns nest 2 || exit 1; done'
+
+# learn_run ID [BUNDLE OPTIONS...]: run the workload to the end.
+learn_run() {
+	local id=$1
+	shift
+	ct_bundle "$id" "$@" -- sh -c "$WORKLOAD" || return 1
+	ct_run "$id"
+}
+
+# suggestion ID: the annotations `nsguard suggest` prints, "k=v k=v".
+suggestion() {
+	"$NSGUARD" --config "$LEARN_CONF" suggest "$1" 2>/dev/null |
+		"$JQ" -r '.annotations | to_entries | map("\(.key)=\(.value)") | join(" ")'
+}
+
+case_learn() {
+	local id=learn-$S want a
+	learn_run "$id" --mode learn --conf "$LEARN_CONF" || return 1
+	want_eq "workload in learn mode" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	want="nsguard.io/userns=allow nsguard.io/userns.max-depth=2 $COUNT=6"
+	want_eq "nsguard suggest" "$(suggestion "$id")" "$want" || return 1
+	[ -f "$LEARN_DIR/$id.json" ] || { CT_WHY="no $LEARN_DIR/$id.json"; return 1; }
+	# Rerun with the suggestion: it passes; one less of either: refused.
+	local opts=()
+	for a in $want; do opts+=(--ann "$a"); done
+	learn_run "$id-again" "${opts[@]}" || return 1
+	want_eq "workload with the suggestion" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	learn_run "$id-depth1" --mode allow --depth 1 --ann "$COUNT=6" || return 1
+	[ "$CT_RC" != 0 ] || { CT_WHY="workload passed with max-depth 1"; return 1; }
+	want_run "workload with max-depth 1" "$CT_RC" "*nest: fail level=2 errno=EPERM*" || return 1
+	learn_run "$id-count5" --mode allow --depth 2 --ann "$COUNT=5" || return 1
+	[ "$CT_RC" != 0 ] || { CT_WHY="workload passed with max-count 5"; return 1; }
+	want_run "workload with max-count 5" "$CT_RC" "*nest: fail level=2 errno=EPERM*"
+}
+ct_case learn/suggests-tightest case_learn
+
+case_learn_none() {
+	local id=learn-none-$S
+	ct_bundle "$id" --mode learn --conf "$LEARN_CONF" -- true || return 1
+	ct_run "$id"
+	want_eq "crun run" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	want_eq "nsguard suggest" "$(suggestion "$id")" "nsguard.io/userns=deny"
+}
+ct_case learn/none-gets-deny case_learn_none
+
+# While it runs, suggest says what it has needed so far; the file comes at the end.
+case_learn_running() {
+	local id=learn-running-$S
+	start_guarded "$id" --mode learn --conf "$LEARN_CONF" || return 1
+	ct_exec "$id" nsg-userns nest 1
+	want_run "nest 1" 0 "nest: ok levels=1" || return 1
+	want_eq "suggest while running" "$(suggestion "$id")" \
+		"nsguard.io/userns=allow nsguard.io/userns.max-depth=1 $COUNT=1" || return 1
+	[ ! -e "$LEARN_DIR/$id.json" ] || { CT_WHY="suggestion file before the end"; return 1; }
+	ct_delete "$id"
+	[ -f "$LEARN_DIR/$id.json" ] || { CT_WHY="no $LEARN_DIR/$id.json after delete"; return 1; }
+}
+ct_case learn/suggest-while-running case_learn_running
+
+# Never on by default: the built-in allowed-modes has no learn.
+case_learn_refused() {
+	local id=learn-refused-$S
+	ct_bundle "$id" --mode learn -- true || return 1
+	ct_run "$id"
+	[ "$CT_RC" != 0 ] || { CT_WHY="learn mode started without the admin allowing it"; return 1; }
+	want_run "crun run" "$CT_RC" "*nsguard.io/userns=learn is not permitted*"
+}
+ct_case learn/not-allowed-by-default case_learn_refused
