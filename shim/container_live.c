@@ -38,13 +38,19 @@ static int live_attach(int cgroup_fd, __u64 cgroup_id, const struct nsguard_poli
 {
 	struct guard g = GUARD_INIT;
 	/* The caller holds the lock: load and pin on first use. */
+	bool learn = pol->mode == NSGUARD_MODE_LEARN, fresh = !guard_link_pinned(cgroup_id);
 	int err = guard_open(&g, true);
 
-	if (!err)
-		err = guard_attach(&g, cgroup_fd, cgroup_id, pol, link_pin_out);
-	/* Learn mode: its usage where it outlives the cgroup (guard.h). */
-	if (!err && pol->mode == NSGUARD_MODE_LEARN)
+	/* Learn mode: its usage where it outlives the cgroup, before any
+	 * request can be allowed (a full map refuses the container). */
+	if (!err && learn)
 		err = guard_learn_start(&g, cgroup_id, &(struct nsguard_usage){ 0 });
+	if (!err) {
+		err = guard_attach(&g, cgroup_fd, cgroup_id, pol, link_pin_out);
+		/* A rewrite that failed keeps what its container learned. */
+		if (err && learn && fresh)
+			guard_learn_forget(cgroup_id);
+	}
 	guard_close(&g);
 	return err;
 }

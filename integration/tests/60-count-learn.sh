@@ -143,3 +143,30 @@ case_learn_refused() {
 	want_run "crun run" "$CT_RC" "*nsguard.io/userns=learn is not permitted*"
 }
 ct_case learn/not-allowed-by-default case_learn_refused
+
+# --- nsguard upgrade carries the count over (found by name in the old
+# program's BTF: build/nsguard-next has another policy layout), and back.
+NEXT=${NSGUARD_NEXT_BIN:-$(dirname "$NSGUARD")/nsguard-next}
+case_upgrade_count() {
+	local cg=$CT_CGFS/$CT_CGPARENT/upcount-$S id=upcount-$S pid
+	pid=$(ct_spawn_ready "$cg" sleep 600) || { CT_WHY="no process in $cg"; return 1; }
+	CT_OUT=$("$NSGUARD" attach --cgroup "$CT_CGPARENT/upcount-$S" --id "$id" --mode allow \
+		--max-count 2 2>&1)
+	want_eq "attach: $CT_OUT" $? 0 || return 1
+	ct_run_in "$cg" "$NSG_USERNS" seq 1
+	want_run "seq 1" 0 "seq: ok created=1" || return 1
+	CT_OUT=$("$NEXT" upgrade 2>&1)
+	want_eq "upgrade to nsguard-next: $CT_OUT" $? 0 || return 1
+	ct_run_in "$cg" "$NSG_USERNS" seq 2
+	want_run "seq 2 after the upgrade" 1 "seq: fail created=1 errno=EPERM" || return 1
+	want_eq "created, nsguard-next status" \
+		"$("$NEXT" status --json | "$JQ" -r --arg id "$id" '.containers[] | select(.id == $id) | .created')" 2 || return 1
+	CT_OUT=$("$NSGUARD" upgrade 2>&1)
+	want_eq "upgrade back: $CT_OUT" $? 0 || return 1
+	want_eq "usage after upgrading back" "$(ct_usage "$id")" "created=2 max_count=2" || return 1
+	"$NSGUARD" detach --id "$id" >/dev/null
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	rmdir "$cg"
+}
+ct_hook_case count/upgrade-carries-count case_upgrade_count
