@@ -1,6 +1,6 @@
 #!/bin/bash
 # The seed series' userns_create behaviour, verified in the booted guest
-# kernel with our own BPF-LSM programs (bpf/seed_*.bpf.c via build/seedtest):
+# kernel with our own BPF-LSM programs (integration/guest/seed_*.bpf.c via build/seedtest):
 #   1. a program's chosen errno reaches the caller of unshare()/clone();
 #   2. a global sleepable lsm.s program attaches and runs;
 #   3. the seed's deny_namespace cases (deny unless CAP_SYS_ADMIN in the
