@@ -32,6 +32,24 @@ expect() {
 	return 1
 }
 
+# nsg_case NAME FUNC [ARGS...]: one case: FUNC returns non-zero with CT_WHY
+# set when it fails (lib-ct.sh's want_* helpers set it); one PASS or FAIL
+# line for NAME; returns FUNC's verdict.  ct_case (lib-ct.sh) is this plus a
+# container runtime's clean-up; 15-guard.sh, which runs no runtime, uses it
+# directly.
+CT_WHY=
+nsg_case() {
+	local name=$1
+	shift
+	CT_WHY=
+	if "$@"; then
+		pass "$name"
+		return 0
+	fi
+	fail "$name" "${CT_WHY:-$1 failed}"
+	return 1
+}
+
 # two_cpus: empty if the guest runs on two or more CPUs, else why not.  The
 # concurrency cases fail (never skip) without them: on one vCPU they cannot
 # race (#11; kernel-patches/nsguard.config finds the second one through ACPI).
