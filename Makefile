@@ -31,7 +31,7 @@ KERNEL := $(BUILD)/kernel
 VMLINUX := $(KERNEL)/vmlinux
 BZIMAGE := $(KERNEL)/bzImage
 
-.PHONY: all deps kernel check check-unit check-guest vm-shell clean help install demo bench fuzz
+.PHONY: all deps kernel check check-unit check-guest vm-shell clean help install demo bench fuzz lint
 all: $(BUILD)/nsguard
 
 help:
@@ -40,6 +40,7 @@ help:
 	@echo 'make            build build/nsguard (needs the kernel for vmlinux.h)'
 	@echo 'make demo       boot the guest and show nsguard guarding real crun containers'
 	@echo 'make check      host, guest and kernel-selftest suites, two at a time, with a phase table'
+	@echo 'make lint       shellcheck, the man-page lint and a -Werror build (part of make check)'
 	@echo 'make check-clients  podman and runc in the guest (two parts of make check)'
 	@echo 'make kselftest-bpf  the kernel BPF selftests for userns_create, in the guest (part of make check)'
 	@echo 'make bench      benchmarks in the guest (build/bench/)'
@@ -78,6 +79,7 @@ include integration/integration.mk
 include integration/kselftest.mk
 include integration/bench.mk
 include man/man.mk
+include integration/lint.mk
 
 # make check: every part writes PASS:/FAIL:/SKIP: lines to $(RESULTS)/<part>.log;
 # integration/summarize counts them and prints the closing line.  Parts that do
@@ -94,8 +96,10 @@ CHECK_BUDGET ?=
 PHASES := $(BUILD)/phases.tsv
 PARALLEL_PARTS = $(MAKE) -k -j$(CHECK_JOBS) --output-sync=target
 
-# Host parts that need no kernel.
-CHECK_HOST_PARTS := check-unit check-man-lint
+# Host parts: no guest, and no kernel but for check-lint's -Werror build,
+# which waits for check-kernel (integration/lint.mk).  check-lint includes
+# the man-page lint.
+CHECK_HOST_PARTS := check-unit check-lint
 # Everything after the kernel and the build, longest first (as measured, warm:
 # runc 7m50s, guest 5m45s, kselftest 2m15s, podman 1m25s, harness and tree 1m,
 # the rest under 30s) so that the two lanes end together.  Guests boot with one

@@ -1,12 +1,14 @@
 # integration/seed.mk: the seed-series reproduction (included by the top-level
-# Makefile): our own BPF-LSM programs bpf/seed_*.bpf.c, their skeletons, the
-# guest loader build/seedtest, and the SELinux check in its own guest boot.
+# Makefile): the test-only BPF-LSM programs integration/guest/seed_*.bpf.c,
+# their skeletons, the guest loader build/seedtest, and the SELinux check in
+# its own guest boot.  "Seed" is the kernel series the hook came from
+# (docs/design.md, "Tests and lint").  bpf/ holds the product's program only;
 # build/vmlinux.h comes from bpf/bpf.mk.
 
-SEED_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -I$(BUILD) -Ibpf
+SEED_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -I$(BUILD)
 SEED_PROGS := seed_deny seed_sleepable
 
-$(BUILD)/seed_%.bpf.o: bpf/seed_%.bpf.c $(BUILD)/vmlinux.h | $(BUILD)
+$(BUILD)/seed_%.bpf.o: integration/guest/seed_%.bpf.c integration/seed.mk $(BUILD)/vmlinux.h | $(BUILD)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(SEED_BPF_CFLAGS) -c $< -o $@
 

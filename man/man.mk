@@ -3,8 +3,10 @@
 #   make install         PREFIX=/usr/local DESTDIR= (the defaults)
 #   make man-lint        both man pages must render without a single warning
 #   make install-check   install into build/install-test and check every file
-#   make check-man       both of the above as `make check` parts "man" and
-#                        "install" (results in $(RESULTS)/man.log, install.log)
+#   make check-man       both of the above as parts "man" and "install"
+#                        (results in $(RESULTS)/man.log, install.log); `make
+#                        check` runs the man lint within its part "lint"
+#                        (integration/lint.mk) and check-install
 
 MAN_PAGES := man/nsguard.8 man/nsguard.conf.5
 HOOKS_IN := $(wildcard examples/hooks.d/*.json.in)
@@ -49,7 +51,7 @@ install-check: $(BUILD)/nsguard
 	$(Q)man/install-check '$(MAKE)' $(BUILD)/install-test
 
 # Two parts, so a lint failure does not hide the install results and the
-# other way round.  The lint needs no kernel, so `make check` runs it beside
+# other way round.  `make check` runs the man lint in its part "lint" beside
 # the kernel build; the install needs build/nsguard.
 .PHONY: check-man-lint check-install
 check-man: check-man-lint check-install

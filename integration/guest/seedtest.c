@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * seedtest: the seed series' userns_create checks, with our own BPF programs
- * (bpf/seed_deny.bpf.c, bpf/seed_sleepable.bpf.c).  It loads BPF-LSM
+ * (integration/guest/seed_deny.bpf.c, seed_sleepable.bpf.c).  It loads BPF-LSM
  * programs into the running kernel, so it refuses to run anywhere but the
  * QEMU test guest (integration/vm-run sets NSGUARD_IN_VM=1).
  *

@@ -16,8 +16,8 @@ else
 fi
 
 # With no policy attached an unprivileged process may create a user namespace.
-out=$(setpriv --reuid=65534 --regid=65534 --clear-groups -- unshare --user -- sh -c 'readlink /proc/self/ns/user' 2>&1)
-if [ $? -eq 0 ] && [ "$out" != "$(readlink /proc/self/ns/user)" ]; then
+if out=$(setpriv --reuid=65534 --regid=65534 --clear-groups -- unshare --user -- sh -c 'readlink /proc/self/ns/user' 2>&1) &&
+	[ "$out" != "$(readlink /proc/self/ns/user)" ]; then
 	pass "basic/unprivileged-userns"
 else
 	fail "basic/unprivileged-userns" "unshare -U as uid 65534: $out"
@@ -29,5 +29,8 @@ else
 	fail "basic/crun-version" "$out"
 fi
 
-grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts && grep -q ' /sys/fs/bpf bpf ' /proc/mounts &&
-	pass "basic/mounts" || fail "basic/mounts" "cgroup2 or bpffs not mounted"
+if grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts && grep -q ' /sys/fs/bpf bpf ' /proc/mounts; then
+	pass "basic/mounts"
+else
+	fail "basic/mounts" "cgroup2 or bpffs not mounted"
+fi

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The seed series' userns_create behaviour, verified in the booted guest
-# kernel with our own BPF-LSM programs (bpf/seed_*.bpf.c via build/seedtest):
+# kernel with our own BPF-LSM programs (integration/guest/seed_*.bpf.c via build/seedtest):
 #   1. a program's chosen errno reaches the caller of unshare()/clone();
 #   2. a global sleepable lsm.s program attaches and runs;
 #   3. the seed's deny_namespace cases (deny unless CAP_SYS_ADMIN in the
@@ -16,47 +16,20 @@ if [ ! -x "$SEEDTEST" ]; then
 	exit 1
 fi
 
-# seedcase NAME CMD...: CMD prints selftest-style CASE:PASS/FAIL lines and
-# exits 0 only if all held; NAME is PASS, or FAIL naming the failed ones.
-seedcase() {
-	local name=$1 out rc
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	echo "$out" | sed 's/^/  | /'
-	if [ $rc -eq 0 ] && ! echo "$out" | grep -q ':FAIL:'; then
-		pass "$name"
-	else
-		fail "$name" "exit $rc: $(echo "$out" | grep -E ':FAIL:|seedtest:|libbpf:' | head -n 3 | tr '\n' ' ')"
-	fi
-}
-
+# Each case runs CMD through expect (lib.sh): seedtest prints selftest-style
+# CASE:PASS/FAIL lines and exits 0 only if all held.
 # 1. Error propagation, one line per errno (set through rodata at load).
 for e in EPERM EACCES ENOSPC E2BIG; do
-	seedcase "seed/errno-$e" "$SEEDTEST" errno "$e"
+	expect "seed/errno-$e" 0 "$SEEDTEST" errno "$e"
 done
 
 # 2. The sleepable attach.
-seedcase "seed/sleepable-attach" "$SEEDTEST" sleepable 3
+expect "seed/sleepable-attach" 0 "$SEEDTEST" sleepable 3
 
 # 3. deny_namespace.  Each step runs `seedtest try-unshare`, which exits with
 # the errno unshare(CLONE_NEWUSER) failed with (0 = created).
 unpriv=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
 nosysadmin=(setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin --)
-
-# expect NAME WANT CMD...: CMD's exit status must be WANT.
-expect() {
-	local name=$1 want=$2 out rc
-	shift 2
-	out=$("$@" 2>&1)
-	rc=$?
-	echo "$out" | sed 's/^/  | /'
-	if [ "$rc" = "$want" ] && ! echo "$out" | grep -q ':FAIL:'; then
-		pass "$name"
-	else
-		fail "$name" "'$*' exited $rc, expected $want: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
-	fi
-}
 
 # (a) No program attached: an unprivileged process creates a user namespace.
 expect "seed/deny-namespace-unprivileged-no-program" 0 \

@@ -93,7 +93,7 @@ case_depth() { # MODE DEPTH: nest DEPTH works, nest DEPTH+1 fails at DEPTH+1
 		"mode=$mode max_depth=$d errno=EPERM base_level=0 attached=true"
 }
 audit_order() { # MODE D: expected events of nest D then nest D+1
-	local out= i
+	local out='' i
 	if [ "$1" = audit ]; then
 		for i in $(seq "$2"); do out+="audit:mode:-:d$i "; done
 		for i in $(seq "$2"); do out+="audit:mode:-:d$i "; done

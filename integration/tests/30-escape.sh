@@ -56,6 +56,7 @@ case_delegate() {
 		want_run "moved next to init's cgroup, $p" 1 "$p: fail errno=EACCES" || return 1
 	done
 	want_eq "status counts" "$(ct_counts "$id")" "allowed=0 denied=3 audited=0" || return 1
+	# shellcheck disable=SC2016 # $id is jq's
 	cg=$(ct_status_json | "$JQ" -r --arg id "$id" '.containers[] | select(.id == $id) | .cgroup')
 	want_eq "guarded cgroup" "$cg" "/$CT_CGPARENT/$id"
 }
@@ -85,8 +86,10 @@ ct_case escape/host-cgroupns-host-root-refused layout_refused hostns-root \
 # to the container's root: it could move itself into a sibling.
 case_delegated_parent() {
 	local p=$CT_CGFS/$CT_CGPARENT/deleg-$S rc=0 m
-	mkdir -p "$p" && chown 100000:100000 "$p" "$p/cgroup.procs" ||
-		{ CT_WHY="cannot delegate $p"; return 1; }
+	if ! { mkdir -p "$p" && chown 100000:100000 "$p" "$p/cgroup.procs"; }; then
+		CT_WHY="cannot delegate $p"
+		return 1
+	fi
 	m='{"destination": "/tmp/cg", "type": "bind", "source": "'$p'", "options": ["rbind", "rw"]}'
 	layout_refused deleg-parent "*cgroup /$CT_CGPARENT/deleg-$S above the container's is delegated*" \
 		/tmp/cg/out --userns --host-cgroupns --cgpath "/$CT_CGPARENT/deleg-$S/ct" --mount "$m" || rc=1

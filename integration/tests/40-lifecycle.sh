@@ -15,9 +15,10 @@ S=$CT_SUFFIX
 case_in_force() {
 	local id=life-$S cg cgid
 	start_guarded "$id" || return 1
-	cg=$(ct_cgdir "$id") cgid=$(ct_cgid "$cg")
-	if pgrep -x nsguard >/dev/null && ps -eo args | grep -q '^[^ ]*nsguard hook'; then
-		CT_WHY="an nsguard hook process is still running: $(ps -eo pid,args | grep 'nsguard hook')"
+	cg=$(ct_cgdir "$id")
+	cgid=$(ct_cgid "$cg")
+	if pgrep -x nsguard >/dev/null && pgrep -f '^[^ ]*nsguard hook' >/dev/null; then
+		CT_WHY="an nsguard hook process is still running: $(pgrep -a -f 'nsguard hook')"
 		return 1
 	fi
 	[ -e "$CT_PINS/links/$cgid" ] || { CT_WHY="no pin links/$cgid for $cg"; return 1; }
@@ -35,11 +36,11 @@ ct_case lifecycle/in-force-until-poststop case_in_force
 # --- a container run to completion (`crun run`) leaves no pin and no record.
 case_run_clean() {
 	local id=life-run-$S before after
-	before=$(ls "$CT_PINS/links" 2>/dev/null | sort)
+	before=$(find "$CT_PINS/links" -mindepth 1 -printf '%f\n' 2>/dev/null | sort)
 	ct_bundle "$id" -- nsg-userns unshare || return 1
 	ct_run "$id"
 	want_run "crun run" 1 "unshare: fail errno=EPERM" || return 1
-	after=$(ls "$CT_PINS/links" 2>/dev/null | sort)
+	after=$(find "$CT_PINS/links" -mindepth 1 -printf '%f\n' 2>/dev/null | sort)
 	want_eq "pins before/after" "$after" "$before" || return 1
 	ct_gone "$id" ""
 }
@@ -93,8 +94,7 @@ case_same_id() {
 		"unshare: fail errno=EACCES" || return 1
 	# A poststop for the id while the guarded instance runs, as runtimes
 	# send it (no pid): another instance's, or a late one.
-	ct_hook poststop '{"ociVersion":"1.0.2","id":"'"$id"'","status":"stopped","bundle":"/nonexistent"}' \
-		--config "$CT_CONF"
+	ct_hook poststop "$(ct_state "$id" '' /nonexistent - stopped)" --config "$CT_CONF"
 	want_run "poststop while the guarded init ($pid) runs" 0 \
 		"*nsguard: warning: *init (pid $pid) is still running*" || return 1
 	ct_exec "$id" nsg-userns unshare
@@ -132,8 +132,10 @@ case_gc() {
 	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$CT_CONF"
 	want_eq "hook by hand" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
 	cgid=$(ct_cgid "$cg")
-	[ -e "$CT_PINS/links/$cgid" ] && [ -e "$CT_RECORDS/$id.json" ] ||
-		{ CT_WHY="hook by hand left no pin/record"; return 1; }
+	if [ ! -e "$CT_PINS/links/$cgid" ] || [ ! -e "$CT_RECORDS/$id.json" ]; then
+		CT_WHY="hook by hand left no pin/record"
+		return 1
+	fi
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 	rmdir "$cg" || { CT_WHY="rmdir $cg failed"; return 1; }

@@ -89,6 +89,7 @@ pm_probe() {
 # pm_rm: podman rm -f; poststop must leave no record and no pin.
 pm_rm() {
 	local cgid
+	# shellcheck disable=SC2016 # $id is jq's
 	cgid=$(ct_status_json | "$JQ" -r --arg id "$PM_ID" '.containers[]? | select(.id == $id) | .cgroup_id')
 	[ -n "$cgid" ] || { CT_WHY="nsguard status has no container $PM_ID"; return 1; }
 	pm rm -f -t 0 "$PM_ID"

@@ -157,7 +157,7 @@ case_event_flood_reading() {
 	pa=$!
 	"$CRUN" --root "$CT_RUNROOT" exec "$b" nsg-userns flood $n >"$CT_WORK/floodr-b" 2>&1 &
 	pb=$!
-	wait $pa $pb
+	wait "$pa" "$pb"
 	want_eq "flood a" "$(cat "$CT_WORK/floodr-a")" "flood: fail count=$n errno=EPERM" || return 1
 	want_eq "flood b" "$(cat "$CT_WORK/floodr-b")" "flood: fail count=$n errno=ENOSPC" || return 1
 	for id in "$a" "$b"; do

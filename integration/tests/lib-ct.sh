@@ -1,8 +1,10 @@
 # Helpers for the container tests (integration/tests/[2-5]0-*.sh, lsm-off.sh):
 # busybox bundles run by crun (or runc, CRUN=runc) with nsguard as their
 # createRuntime (or prestart, CT_STAGE=prestart) and poststop hook, plus
-# queries of `nsguard status --json` and a `monitor --json` log.
-# Sourced after lib.sh; runs in the QEMU guest only.
+# queries of `nsguard status --json` and a `monitor --json` log.  The one
+# writer of bundles (ct_bundle) and OCI states (ct_state) for the suites,
+# integration/demo and integration/bench/run.  Sources lib.sh; runs in the
+# QEMU guest only.
 # shellcheck shell=bash
 
 # shellcheck source=integration/tests/lib.sh
@@ -28,6 +30,7 @@ CT_CONF=$CT_WORK/default.conf            # comments only: built-in defaults
 CT_MONLOG=$CT_WORK/monitor.jsonl
 CT_PINS=/sys/fs/bpf/nsguard
 CT_RECORDS=/run/nsguard/containers
+# shellcheck disable=SC2034 # for the suites (40-lifecycle.sh)
 CT_LOCK=/run/nsguard/lock
 CT_TIMEOUT=${CT_TIMEOUT:-60}
 CT_SUFFIX=${CT_SUFFIX:-$$}               # keeps ids unique across scripts
@@ -102,7 +105,12 @@ ct_conf() {
 ct_json_str() { # JSON string literal of $1 (printed, or into var $2)
 	local s=${1//\\/\\\\}
 	s=${s//\"/\\\"}
-	if [ $# -gt 1 ]; then printf -v "$2" '"%s"' "$s"; else printf '"%s"' "$s"; fi
+	if [ $# -gt 1 ]; then
+		local -n _ct_json_out=$2
+		_ct_json_out="\"$s\""
+	else
+		printf '"%s"' "$s"
+	fi
 }
 
 ct_json_arr() { # JSON array of strings into var $1
@@ -139,6 +147,7 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #   --conf FILE                        nsguard --config (default $CT_CONF)
 #   --userns                           own user namespace, 0 -> 100000 (65536)
 #   --allcaps                          every capability in every set
+#   --no-caps                          no capability in any set
 #   --uid N                            run the process as uid/gid N
 #   --cgroup-rw                        /sys/fs/cgroup rw
 #   --host-cgroupns                    no cgroup namespace of its own
@@ -146,12 +155,18 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #   --cgpath PATH                      cgroupsPath (default /$CT_CGPARENT/ID)
 #   --no-hooks                         no nsguard hooks at all
 #   --hook-bin PATH                    hook program (default $NSGUARD)
+#   --hook-via 'PATH ARGV0 ARG...'     run the hook through a wrapper: its path,
+#                                      then its argv (words; {stage} becomes
+#                                      the stage), then the hook program's
+#   --hostname NAME                    hostname (default ct)
+#   --no-sysfs                         no /sys and /sys/fs/cgroup mounts
 #   --pad BYTES                        BYTES of white space after the document
 ct_bundle() {
 	local id=$1
 	shift
-	local conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1
-	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0 cgns=1 mounts=
+	local conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1 via=''
+	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0 cgns=1 mounts=''
+	local hostname=ct sysfs=1
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--mode) anns+=("nsguard.io/userns=$2"); shift 2 ;;
@@ -161,6 +176,10 @@ ct_bundle() {
 		--conf) conf=$2; shift 2 ;;
 		--userns) userns=1; shift ;;
 		--allcaps) caps=("${CT_ALL_CAPS[@]}"); shift ;;
+		--no-caps) caps=(); shift ;;
+		--hostname) hostname=$2; shift 2 ;;
+		--no-sysfs) sysfs=0; shift ;;
+		--hook-via) via=$2; shift 2 ;;
 		--uid) uid=$2; shift 2 ;;
 		--cgroup-rw) cgrw=1; shift ;;
 		--host-cgroupns) cgns=0; shift ;;
@@ -174,7 +193,7 @@ ct_bundle() {
 		esac
 	done
 	[ $# -gt 0 ] || { echo "ct_bundle: no command" >&2; return 2; }
-	local dir=$CT_WORK/b/$id a annjson= nsjson capsjson hookjson= mapjson= cgopt=ro
+	local dir=$CT_WORK/b/$id a annjson='' nsjson capsjson hookjson='' mapjson='' cgopt=ro sysjson=''
 	[ -d "$dir" ] || mkdir -p "$dir"
 	# crun 1.8.1 throws hook output away unless run.oci.hooks.stderr names a
 	# file; /proc/self/fd/2 (the guest has no /dev/stderr) puts the hook's
@@ -194,15 +213,29 @@ ct_bundle() {
 		mapjson='"uidMappings":[{"containerID":0,"hostID":100000,"size":65536}],'
 		mapjson+='"gidMappings":[{"containerID":0,"hostID":100000,"size":65536}],'
 	fi
-	local hb ca pa argsjson rootjson cgjson
+	local hb ca pa argsjson rootjson cgjson hostjson
 	ct_json_arr capsjson "${caps[@]}"
 	ct_json_arr argsjson "$@"
 	ct_json_str "$CT_ROOTFS" rootjson
 	ct_json_str "$cgpath" cgjson
-	if [ $hooks = 1 ]; then
+	ct_json_str "$hostname" hostjson
+	[ $sysfs = 0 ] || sysjson=',
+  {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
+  {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "relatime", "'$cgopt'"]}'
+	if [ $hooks = 1 ] && [ -n "$via" ]; then
+		# The wrapper's path and argv, then the hook program and its args.
+		local w=()
+		read -ra w <<<"$via"
+		ct_json_str "${w[0]}" hb
+		ct_json_arr ca "${w[@]:1}" "$hookbin" hook "$CT_STAGE" --config "$conf"
+		ct_json_arr pa "${w[@]:1}" "$hookbin" hook poststop --config "$conf"
+		ca=${ca//\{stage\}/$CT_STAGE} pa=${pa//\{stage\}/poststop}
+	elif [ $hooks = 1 ]; then
 		ct_json_str "$hookbin" hb
 		ct_json_arr ca nsguard hook "$CT_STAGE" --config "$conf"
 		ct_json_arr pa nsguard hook poststop --config "$conf"
+	fi
+	if [ $hooks = 1 ]; then
 		printf -v hookjson '"hooks":{"%s":[{"path":%s,"args":%s,"timeout":120}],"poststop":[{"path":%s,"args":%s,"timeout":120}]},' \
 			"$CT_STAGE" "$hb" "$ca" "$hb" "$pa"
 	fi
@@ -220,15 +253,13 @@ ct_bundle() {
   "noNewPrivileges": false
  },
  "root": {"path": $rootjson, "readonly": true},
- "hostname": "ct",
+ "hostname": $hostjson,
  "annotations": {$annjson},
  $hookjson
  "mounts": [
   {"destination": "/proc", "type": "proc", "source": "proc"},
   {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
-  {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=1777"]},
-  {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
-  {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "relatime", "$cgopt"]}$mounts
+  {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=1777"]}$sysjson$mounts
  ],
  "linux": {
   $mapjson
@@ -296,15 +327,18 @@ ct_hook() {
 	return 0
 }
 
-# ct_state ID PID [BUNDLE] [ANNOTATIONS-JSON]: an OCI state document.
+# ct_state ID PID [BUNDLE] [ANNOTATIONS-JSON] [STATUS]: an OCI state
+# document (status default "creating"; no "pid" when PID is empty, no
+# "annotations" when ANNOTATIONS-JSON is "-").
 ct_state() {
-	local ann=${4:-}
+	local ann=${4:-} pid='' idj bj sj
 	[ -n "$ann" ] || ann='{}'
-	local idj bj
+	if [ "$ann" = - ]; then ann=''; else ann=,\"annotations\":$ann; fi
+	[ -z "$2" ] || pid=,\"pid\":$2
 	ct_json_str "$1" idj
 	ct_json_str "${3:-$CT_WORK/b/none}" bj
-	printf '{"ociVersion":"1.0.2","id":%s,"status":"creating","pid":%s,"bundle":%s,"annotations":%s}' \
-		"$idj" "$2" "$bj" "$ann"
+	ct_json_str "${5:-creating}" sj
+	printf '{"ociVersion":"1.0.2","id":%s,"status":%s%s,"bundle":%s%s}' "$idj" "$sj" "$pid" "$bj" "$ann"
 }
 
 # ct_spawn_in CGDIR CMD...: start CMD in the background inside cgroup CGDIR
@@ -313,6 +347,7 @@ ct_spawn_in() {
 	local cg=$1
 	shift
 	mkdir -p "$cg" || return 1
+	# shellcheck disable=SC2016 # the inner shell expands them
 	setsid sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" \
 		</dev/null >/dev/null 2>&1 &
 	echo $!
@@ -360,6 +395,7 @@ ct_run_in() {
 	local cg=$1
 	shift
 	mkdir -p "$cg" || return 1
+	# shellcheck disable=SC2016 # the inner shell expands them
 	CT_OUT=$(timeout "$CT_TIMEOUT" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" </dev/null 2>&1)
 	CT_RC=$?
 	return 0
@@ -375,6 +411,7 @@ ct_status_json() { "$NSGUARD" status --json 2>/dev/null || echo '{}'; }
 # "missing".
 ct_info() {
 	local out
+	# shellcheck disable=SC2016 # $id is jq's
 	out=$(ct_status_json | "$JQ" -r --arg id "$1" '[.containers[]? | select(.id == $id)][0] // empty |
 		"mode=\(.mode) max_depth=\(.max_depth) errno=\(.errno) base_level=\(.base_level) attached=\(.attached) allowed=\(.allowed) denied=\(.denied) audited=\(.audited)"' 2>&1)
 	echo "${out:-missing}"
@@ -389,6 +426,7 @@ ct_counts() { ct_info_counts "$(ct_info "$1")"; }
 
 # ct_dropped ID: events of container ID dropped by the event bound or a full
 # ring (its events_dropped in `status --json`).
+# shellcheck disable=SC2016 # $id is jq's
 ct_dropped() { ct_status_json | "$JQ" -r --arg id "$1" '.containers[]? | select(.id == $id) | .events_dropped'; }
 
 # ct_usage ID: "created=C max_count=M" (the count limit) from `status --json`.
@@ -400,6 +438,7 @@ ct_usage() {
 # ct_status_ids PREFIX: ids in `status --json` starting with PREFIX, sorted,
 # on one line; one whose link is not pinned shows as "ID(detached)".
 ct_status_ids() {
+	# shellcheck disable=SC2016 # $p is jq's
 	ct_status_json | "$JQ" -r --arg p "$1" '[.containers[]? | select(.id | startswith($p)) |
 		.id + (if .attached then "" else "(detached)" end)] | sort | join(" ")'
 }
@@ -444,6 +483,7 @@ ct_events() {
 		done
 	fi
 	sleep 0.3 # more than N must show up too
+	# shellcheck disable=SC2016 # $id and $e are jq's
 	grep -F "\"$id\"" "$CT_MONLOG" 2>/dev/null | "$JQ" -R -r --arg id "$id" '
 		(fromjson? // {bad: "json"}) as $e |
 		if $e.bad then "bad:json"
@@ -538,13 +578,19 @@ ct_gone() {
 # containers are deleted and nothing of nsguard may be left on a cgroup
 # that no longer exists.
 ct_case() {
-	local name=$1 ok=1 why= id
+	local name=$1
 	shift
 	if [ -n "$CT_ONLY" ] && [[ " $CT_ONLY " != *" $name "* ]]; then
 		return 0
 	fi
-	CT_WHY=
-	local before=${#CT_IDS[@]}
+	nsg_case "ct/$CT_RERUN$name" ct_case_run "$@" || true
+}
+
+# ct_case_run FUNC [ARGS...]: FUNC, then the runtime's clean-up of the
+# containers it created and assert_clean; false, with CT_WHY naming every
+# failure, if any failed.
+ct_case_run() {
+	local ok=1 why='' id before=${#CT_IDS[@]}
 	if ! "$@"; then
 		ok=0 why=${CT_WHY:-"$1 failed"}
 	fi
@@ -555,7 +601,8 @@ ct_case() {
 	if ! assert_clean; then
 		ok=0 why="${why:+$why; }$CT_WHY"
 	fi
-	if [ $ok = 1 ]; then pass "ct/$CT_RERUN$name"; else fail "ct/$CT_RERUN$name" "$why"; fi
+	CT_WHY=$why
+	[ $ok = 1 ]
 }
 
 # ct_hook_case NAME FUNC [ARGS...]: ct_case for a case that runs the hook by

@@ -1,5 +1,5 @@
-# Sourced by the guest test scripts: one PASS:/FAIL:/SKIP: line per case, the
-# format integration/summarize counts.
+# Sourced by the guest test scripts (and the host's integration/test-harness):
+# one PASS:/FAIL:/SKIP: line per case, the format integration/summarize counts.
 # shellcheck shell=bash
 
 NSG_REPO=${NSG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -9,15 +9,45 @@ pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1: ${2:-failed}"; }
 skip() { echo "SKIP: $1: ${2:?a skip needs a reason}"; }
 
-# check NAME CMD...: PASS if CMD succeeds, FAIL with its output otherwise.
-check() {
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then
+# expect [--quiet] NAME WANT CMD...: run CMD; PASS if it exits with status
+# WANT and prints no selftest-style CASE:FAIL: line, else FAIL naming the
+# status and the failing lines (:FAIL:, seedtest: or libbpf: ones, else its
+# last lines).  CMD's output (stdout and stderr) is shown indented, unless
+# --quiet.  The one "run, compare, report" helper of the suites.
+expect() {
+	local quiet=0 name want out rc why
+	[ "$1" = --quiet ] && { quiet=1; shift; }
+	name=$1 want=$2
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	[ $quiet = 1 ] || echo "  | ${out//$'\n'/$'\n'  | }"
+	if [ "$rc" = "$want" ] && ! grep -q ':FAIL:' <<<"$out"; then
 		pass "$name"
-	else
-		fail "$name" "'$*' exited $?: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
+		return 0
 	fi
+	why=$(grep -E ':FAIL:|^(seedtest|libbpf): ' <<<"$out" | head -n 3)
+	[ -n "$why" ] || why=$(tail -n 3 <<<"$out")
+	fail "$name" "'$*' exited $rc, expected $want: $(tr '\n' ' ' <<<"$why")"
+	return 1
+}
+
+# nsg_case NAME FUNC [ARGS...]: one case: FUNC returns non-zero with CT_WHY
+# set when it fails (lib-ct.sh's want_* helpers set it); one PASS or FAIL
+# line for NAME; returns FUNC's verdict.  ct_case (lib-ct.sh) is this plus a
+# container runtime's clean-up; 15-guard.sh, which runs no runtime, uses it
+# directly.
+CT_WHY=
+nsg_case() {
+	local name=$1
+	shift
+	CT_WHY=
+	if "$@"; then
+		pass "$name"
+		return 0
+	fi
+	fail "$name" "${CT_WHY:-$1 failed}"
+	return 1
 }
 
 # two_cpus: empty if the guest runs on two or more CPUs, else why not.  The

@@ -76,20 +76,7 @@ else
 	fail "seed/selinux-domain" "exec in $ok_ctx / $denied_ctx ran as '$ctx' / '$ctx2'"
 fi
 
-# expect NAME WANT CMD...: CMD's exit status must be WANT.
-expect() {
-	local name=$1 want=$2 out rc
-	shift 2
-	out=$("$@" 2>&1)
-	rc=$?
-	echo "$out" | sed 's/^/  | /'
-	if [ "$rc" = "$want" ]; then
-		pass "$name"
-	else
-		fail "$name" "'$*' exited $rc, expected $want: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
-	fi
-}
-
+# expect NAME WANT CMD... (lib.sh): CMD's exit status must be WANT.
 # try-unshare exits with unshare(CLONE_NEWUSER)'s errno: 0 ok, 13 EACCES.
 expect "seed/selinux-userns-create-allowed" 0 incon "$ok_ctx" "$SEEDTEST" try-unshare
 dmesg -C 2>/dev/null
