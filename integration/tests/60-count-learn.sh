@@ -9,7 +9,7 @@ ct_init
 S=$CT_SUFFIX
 COUNT=nsguard.io/userns.max-count
 LEARN_DIR=$CT_WORK/learn-$S
-LEARN_CONF=$(ct_conf learn-$S "allowed-modes = deny, audit, allow, learn" "learn-dir = $LEARN_DIR")
+LEARN_CONF=$(ct_conf "learn-$S" "allowed-modes = deny, audit, allow, learn" "learn-dir = $LEARN_DIR")
 
 # count_case NAME PROBE LINE-GLOB RC USAGE EVENTS [BUNDLE OPTIONS...]: a
 # detached container, PROBE exec'd in it, then its usage and events.
@@ -61,10 +61,10 @@ ct_case count/with-max-depth case_with_depth
 # --- The admin's ceiling: the default for allow, and above it refused at start.
 ct_case count/ceiling-is-default count_case ceiling "nsg-userns seq 3" \
 	"seq: fail created=2 errno=EPERM" 1 "created=2 max_count=2" "deny:count:EPERM:d1" \
-	--mode allow --conf "$(ct_conf count2-$S "max-count = 2")"
+	--mode allow --conf "$(ct_conf "count2-$S" "max-count = 2")"
 case_above_ceiling() {
 	local id=count-above-$S
-	ct_bundle "$id" --mode allow --ann "$COUNT=3" --conf "$(ct_conf count2-$S "max-count = 2")" \
+	ct_bundle "$id" --mode allow --ann "$COUNT=3" --conf "$(ct_conf "count2-$S" "max-count = 2")" \
 		-- true || return 1
 	ct_run "$id"
 	[ "$CT_RC" != 0 ] || { CT_WHY="started with max-count 3 over the admin's 2"; return 1; }
@@ -159,6 +159,7 @@ case_upgrade_count() {
 	want_eq "upgrade to nsguard-next: $CT_OUT" $? 0 || return 1
 	ct_run_in "$cg" "$NSG_USERNS" seq 2
 	want_run "seq 2 after the upgrade" 1 "seq: fail created=1 errno=EPERM" || return 1
+	# shellcheck disable=SC2016 # $id is jq's
 	want_eq "created, nsguard-next status" \
 		"$("$NEXT" status --json | "$JQ" -r --arg id "$id" '.containers[] | select(.id == $id) | .created')" 2 || return 1
 	CT_OUT=$("$NSGUARD" upgrade 2>&1)

@@ -431,6 +431,7 @@ ct_dropped() { ct_status_json | "$JQ" -r --arg id "$1" '.containers[]? | select(
 
 # ct_usage ID: "created=C max_count=M" (the count limit) from `status --json`.
 ct_usage() {
+	# shellcheck disable=SC2016 # $id is jq's
 	ct_status_json | "$JQ" -r --arg id "$1" \
 		'.containers[]? | select(.id == $id) | "created=\(.created) max_count=\(.max_count)"'
 }
