@@ -13,15 +13,16 @@
 #include <sys/vfs.h>
 #include <time.h>
 #include <dirent.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fileio.h"
 #include "guard.h"
 #include "log.h"
 #include "util.h"
 #include "nsguard.skel.h"
 
-#define BPF_FS_MAGIC 0xcafe4a11
 #define LSM_LIST "/sys/kernel/security/lsm"
 /* The kernel-internal ENOTSUPP sometimes reaches user space. */
 #define ENOTSUPP_KERNEL 524
