@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "guard.h"
+#include "json.h"
 #include "log.h"
 #include "policy.h"
 #include "record.h"
@@ -118,8 +119,8 @@ static const char *reason_name(__u32 r)
 static void print_json(const struct nsguard_event *e, const char *time, const char *id,
 		       const char *comm, const char *errname)
 {
-	cJSON *o = cJSON_CreateObject();
-	char *text;
+	cleanup_cjson cJSON *o = cJSON_CreateObject();
+	cleanup_free char *text = NULL;
 
 	if (!o)
 		return;
@@ -147,8 +148,6 @@ static void print_json(const struct nsguard_event *e, const char *time, const ch
 	text = cJSON_PrintUnformatted(o);
 	if (text)
 		printf("%s\n", text);
-	free(text);
-	cJSON_Delete(o);
 }
 
 static int on_event(void *ctx, void *data, size_t size)

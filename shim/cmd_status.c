@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "guard.h"
+#include "json.h"
 #include "log.h"
 #include "policy.h"
 #include "record.h"
@@ -81,7 +82,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	struct guard g = GUARD_INIT;
 	struct nsguard_stats stats = { 0 };
 	struct status s = { 0 };
-	cJSON *doc = NULL;
+	cleanup_cjson cJSON *doc = NULL;
 	char *text = NULL;
 	bool json = false, loaded;
 	int opt, err = 0;
@@ -109,16 +110,17 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			goto out;
 	}
 	if (json) {
+		cleanup_cjson cJSON *list = cJSON_CreateArray();
+
 		doc = cJSON_CreateObject();
-		s.list = cJSON_CreateArray();
-		if (!doc || !s.list || !cJSON_AddBoolToObject(doc, "loaded", loaded) ||
+		if (!doc || !list || !cJSON_AddBoolToObject(doc, "loaded", loaded) ||
 		    !cJSON_AddNumberToObject(doc, "events_dropped", (double)stats.events_dropped) ||
-		    !cJSON_AddNumberToObject(doc, "decisions", (double)stats.decisions)) {
-			cJSON_Delete(s.list);
+		    !cJSON_AddNumberToObject(doc, "decisions", (double)stats.decisions) ||
+		    !cJSON_AddItemToObject(doc, "containers", list)) {
 			err = nsg_fail(ENOMEM, "out of memory");
 			goto out;
 		}
-		cJSON_AddItemToObject(doc, "containers", s.list);
+		s.list = steal_pointer(&list); /* doc owns it now */
 	}
 	err = record_foreach(NSGUARD_RECORD_DIR, show_one, &s);
 	if (err == -ENOMEM)
@@ -142,7 +144,6 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 out:
 	free(text);
-	cJSON_Delete(doc);
 	guard_close(&g);
 	return err;
 }

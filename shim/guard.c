@@ -103,25 +103,6 @@ static int bpffs_check(void)
 	return 0;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char tmp[256];
-	char *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static void guard_init(struct guard *g, const char *dir)
 {
 	g->prog_fd = g->policies_fd = g->counters_fd = g->stats_fd = g->events_fd = -1;

@@ -22,6 +22,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "fileio.h"
+#include "json.h"
 #include "log.h"
 #include "oci.h"
 #include "policy.h"
@@ -31,13 +33,6 @@
 #define RECORD_VERSION 1
 #define RECORD_FILE_MAX (64 * 1024)
 
-static void cjson_deletep(cJSON **p)
-{
-	if (*p)
-		cJSON_Delete(*p);
-}
-#define cleanup_cjson __attribute__((cleanup(cjson_deletep)))
-
 void record_free(struct nsguard_record *rec)
 {
 	if (!rec)
@@ -46,30 +41,6 @@ void record_free(struct nsguard_record *rec)
 	free(rec->cgroup_path);
 	free(rec->link_pin);
 	memset(rec, 0, sizeof(*rec));
-}
-
-static int mkdir_p(const char *dir)
-{
-	cleanup_free char *p = strdup(dir);
-	char *s;
-
-	if (!p)
-		return nsg_fail(ENOMEM, "out of memory");
-	if (!p[0])
-		return nsg_fail(EINVAL, "empty record directory");
-	for (s = p + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-
-		*s = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return nsg_fail(errno, "mkdir %s: %s", p, strerror(errno));
-		if (!c)
-			break;
-		*s = c;
-	}
-	return 0;
 }
 
 static int fsync_dir(const char *dir)
@@ -174,7 +145,9 @@ int record_write(const char *dir, const struct nsguard_record *rec)
 		path = NULL;
 		return nsg_fail(ENOMEM, "record %s: out of memory", rec->id);
 	}
-	err = mkdir_p(dir);
+	if (!dir[0])
+		return nsg_fail(EINVAL, "empty record directory");
+	err = mkdir_p(dir, 0700);
 	if (err < 0)
 		return err;
 	fd = mkostemp(tmp, O_CLOEXEC);
@@ -293,7 +266,6 @@ int record_read(const char *dir, const char *id, struct nsguard_record *rec)
 	cleanup_close int fd = -1;
 	struct nsguard_record r = { 0 };
 	size_t len = 0;
-	ssize_t n;
 	int err = 0;
 
 	memset(rec, 0, sizeof(*rec));
@@ -310,22 +282,13 @@ int record_read(const char *dir, const char *id, struct nsguard_record *rec)
 			return nsg_fail(ENOENT, "no record for %s", id);
 		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
 	}
-	buf = malloc(RECORD_FILE_MAX + 1);
-	if (!buf)
-		return nsg_fail(ENOMEM, "out of memory");
-	while (len <= RECORD_FILE_MAX) {
-		n = read(fd, buf + len, RECORD_FILE_MAX + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return nsg_fail(errno, "read %s: %s", path, strerror(errno));
-		if (n == 0)
-			break;
-		len += n;
-	}
-	if (len > RECORD_FILE_MAX)
+	err = read_capped(fd, RECORD_FILE_MAX, &buf, &len);
+	if (err == -EFBIG)
 		return nsg_fail(EFBIG, "malformed record %s: too large", path);
-	buf[len] = '\0'; /* room was left: cJSON never reads past a terminator */
+	if (err == -ENOMEM)
+		return nsg_fail(ENOMEM, "out of memory");
+	if (err < 0)
+		return nsg_fail(-err, "read %s: %s", path, strerror(-err));
 	doc = cJSON_ParseWithLength(buf, len);
 	if (!doc)
 		return nsg_fail(EINVAL, "malformed record %s: invalid JSON", path);

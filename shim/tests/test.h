@@ -108,5 +108,6 @@ void suite_policy(void);
 void suite_cgroup(void);
 void suite_scope(void);
 void suite_record(void);
+void suite_fileio(void);
 
 #endif
