@@ -129,8 +129,8 @@ static void print_json(const struct nsguard_event *e, const char *time, const ch
 		cJSON_AddStringToObject(o, "id", id);
 	else
 		cJSON_AddNullToObject(o, "id");
-	cJSON_AddNumberToObject(o, "cgroup_id", (double)e->cgroup_id);
-	cJSON_AddNumberToObject(o, "task_cgroup_id", (double)e->task_cgroup_id);
+	json_add_u64(o, "cgroup_id", e->cgroup_id);
+	json_add_u64(o, "task_cgroup_id", e->task_cgroup_id);
 	cJSON_AddNumberToObject(o, "pid", e->pid);
 	cJSON_AddNumberToObject(o, "tid", e->tid);
 	cJSON_AddStringToObject(o, "comm", comm);
@@ -199,7 +199,8 @@ static void report_drops(struct monitor *m, struct guard *g, __u64 *last)
 	}
 	if (st.events_dropped > *last) {
 		if (m->json)
-			printf("{\"dropped\":%llu}\n", (unsigned long long)(st.events_dropped - *last));
+			printf("{\"dropped\":\"%llu\"}\n", /* 64-bit: a string, as elsewhere */
+			       (unsigned long long)(st.events_dropped - *last));
 		else
 			printf("dropped %llu events\n", (unsigned long long)(st.events_dropped - *last));
 		fflush(stdout);

@@ -59,16 +59,16 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	cJSON_AddItemToArray(s->list, o);
 	if (!cJSON_AddStringToObject(o, "id", rec->id) ||
 	    !cJSON_AddStringToObject(o, "cgroup", rec->cgroup_path) ||
-	    !cJSON_AddNumberToObject(o, "cgroup_id", (double)rec->cgroup_id) ||
+	    !json_add_u64(o, "cgroup_id", rec->cgroup_id) ||
 	    !cJSON_AddStringToObject(o, "mode", policy_mode_name(pol.mode)) ||
 	    !cJSON_AddNumberToObject(o, "max_depth", pol.max_depth) ||
 	    !cJSON_AddStringToObject(o, "errno", errname) ||
 	    !cJSON_AddNumberToObject(o, "base_level", pol.base_level) ||
 	    !cJSON_AddBoolToObject(o, "attached", attached) ||
-	    !cJSON_AddNumberToObject(o, "allowed", (double)cnt.allowed) ||
-	    !cJSON_AddNumberToObject(o, "denied", (double)cnt.denied) ||
-	    !cJSON_AddNumberToObject(o, "audited", (double)cnt.audited) ||
-	    !cJSON_AddNumberToObject(o, "events_dropped", (double)cnt.events_dropped))
+	    !json_add_u64(o, "allowed", cnt.allowed) ||
+	    !json_add_u64(o, "denied", cnt.denied) ||
+	    !json_add_u64(o, "audited", cnt.audited) ||
+	    !json_add_u64(o, "events_dropped", cnt.events_dropped))
 		return -ENOMEM;
 	return 0;
 }
@@ -114,8 +114,8 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 
 		doc = cJSON_CreateObject();
 		if (!doc || !list || !cJSON_AddBoolToObject(doc, "loaded", loaded) ||
-		    !cJSON_AddNumberToObject(doc, "events_dropped", (double)stats.events_dropped) ||
-		    !cJSON_AddNumberToObject(doc, "decisions", (double)stats.decisions) ||
+		    !json_add_u64(doc, "events_dropped", stats.events_dropped) ||
+		    !json_add_u64(doc, "decisions", stats.decisions) ||
 		    !cJSON_AddItemToObject(doc, "containers", list)) {
 			err = nsg_fail(ENOMEM, "out of memory");
 			goto out;

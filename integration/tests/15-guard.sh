@@ -113,6 +113,14 @@ got="$(counter audit audited)/$(counter audit denied)"
 if [ "$got" = 2/1 ]; then ok counters-audit; else ko counters-audit "audited/denied $got, wanted 2/1"; fi
 if "$NSG" status | grep -q '^container count'; then ok status-human; else ko status-human "$("$NSG" status 2>&1 | head -5)"; fi
 if [ "$("$NSG" status --json | jq -r .loaded)" = true ]; then ok status-loaded; else ko status-loaded "loaded is not true"; fi
+# 64-bit values are decimal strings (a JSON number is a double); 32-bit ones numbers.
+if "$NSG" status --json | jq -e '[.events_dropped, .decisions, (.containers[] | .cgroup_id, .allowed,
+	.denied, .audited, .events_dropped) | type == "string" and test("^[0-9]+$")] + [.containers[] |
+	(.max_depth, .base_level) | type == "number"] | all' >/dev/null; then
+	ok status-json-u64-strings
+else
+	ko status-json-u64-strings "$("$NSG" status --json)"
+fi
 
 # monitor: drain the backlog (SIGINT must exit 0), then see one audit and one deny.
 timeout --preserve-status -s INT 3 "$NSG" monitor --json >/tmp/backlog.json
@@ -130,7 +138,7 @@ if kill -0 $mon 2>/dev/null; then
 else
 	if wait $mon; then ok monitor-count; else ko monitor-count "exit status $?"; fi
 fi
-if jq -n -e '[inputs | select(.id == "audit" and .decision == "audit" and .reason == "mode" and .errno == null and .comm == "unshare" and .depth == 1)] | length == 1' /tmp/mon.json >/dev/null; then
+if jq -n -e '[inputs | select(.id == "audit" and .decision == "audit" and .reason == "mode" and .errno == null and .comm == "unshare" and .depth == 1 and (.cgroup_id | test("^[1-9][0-9]*$")) and (.task_cgroup_id | type == "string"))] | length == 1' /tmp/mon.json >/dev/null; then
 	ok monitor-audit-event
 else
 	ko monitor-audit-event "$(cat /tmp/mon.json)"
@@ -163,10 +171,10 @@ libc = ctypes.CDLL(None, use_errno=True)
 for _ in range(int(sys.argv[1])):
     libc.unshare(0x10000000)' "$2"
 }
-before=$("$NSG" status --json | jq .events_dropped)
+before=$("$NSG" status --json | jq -r .events_dropped)
 denied0=$(counter deny denied)
 flood deny 4000
-after=$("$NSG" status --json | jq .events_dropped)
+after=$("$NSG" status --json | jq -r .events_dropped)
 denied1=$(counter deny denied)
 if [ "$after" -gt "$before" ] && [ $((denied1 - denied0)) = 4000 ]; then
 	ok events-dropped-counted
@@ -177,15 +185,15 @@ fi
 mon=$!
 sleep 2 # drains the backlog of the flood above
 kill -STOP $mon
-before=$("$NSG" status --json | jq .events_dropped)
+before=$("$NSG" status --json | jq -r .events_dropped)
 flood deny 4000
-after=$("$NSG" status --json | jq .events_dropped)
+after=$("$NSG" status --json | jq -r .events_dropped)
 kill -CONT $mon
 sleep 2
 kill -INT $mon
 wait $mon
 rc=$?
-reported=$(jq -n '[inputs | .dropped // 0] | add' /tmp/drop.json)
+reported=$(jq -n '[inputs | .dropped // "0" | tonumber] | add' /tmp/drop.json)
 if [ $rc = 0 ] && [ "$after" -gt "$before" ] && [ "$reported" = $((after - before)) ]; then
 	ok monitor-reports-drops
 else
@@ -206,7 +214,7 @@ mon=$!
 sleep 1
 expect no-policy-denies EPERM nopol
 wait $mon
-if jq -n -e '[inputs | select(.id == null and .cgroup_id == 0 and .reason == "no-policy" and .mode == "none" and .errno == "EPERM")] | length == 1' /tmp/nopol.json >/dev/null; then
+if jq -n -e '[inputs | select(.id == null and .cgroup_id == "0" and .reason == "no-policy" and .mode == "none" and .errno == "EPERM")] | length == 1' /tmp/nopol.json >/dev/null; then
 	ok no-policy-event
 else
 	ko no-policy-event "$(cat /tmp/nopol.json)"
