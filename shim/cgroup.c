@@ -8,14 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <linux/magic.h>
 
 #include "cgroup.h"
 #include "log.h"
 #include "util.h"
-
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 static int no_such_pid(pid_t pid)
 {

@@ -8,17 +8,13 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <linux/magic.h>
 
 #include "cgroup.h"
 #include "cmd.h"
 #include "guard.h"
 #include "log.h"
 #include "util.h"
-
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
-#define BPF_FS_MAGIC 0xcafe4a11
 
 static int missing;
 

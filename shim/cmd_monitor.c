@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "guard.h"
+#include "json.h"
 #include "log.h"
 #include "policy.h"
 #include "record.h"
@@ -125,8 +126,8 @@ static const char *reason_name(__u32 r)
 static void print_json(const struct nsguard_event *e, const char *time, const char *id,
 		       const char *comm, const char *errname)
 {
-	cJSON *o = cJSON_CreateObject();
-	char *text;
+	cleanup_cjson cJSON *o = cJSON_CreateObject();
+	cleanup_free char *text = NULL;
 
 	if (!o)
 		return;
@@ -135,8 +136,8 @@ static void print_json(const struct nsguard_event *e, const char *time, const ch
 		cJSON_AddStringToObject(o, "id", id);
 	else
 		cJSON_AddNullToObject(o, "id");
-	cJSON_AddNumberToObject(o, "cgroup_id", (double)e->cgroup_id);
-	cJSON_AddNumberToObject(o, "task_cgroup_id", (double)e->task_cgroup_id);
+	json_add_u64(o, "cgroup_id", e->cgroup_id);
+	json_add_u64(o, "task_cgroup_id", e->task_cgroup_id);
 	cJSON_AddNumberToObject(o, "pid", e->pid);
 	cJSON_AddNumberToObject(o, "tid", e->tid);
 	cJSON_AddStringToObject(o, "comm", comm);
@@ -154,8 +155,6 @@ static void print_json(const struct nsguard_event *e, const char *time, const ch
 	text = cJSON_PrintUnformatted(o);
 	if (text)
 		printf("%s\n", text);
-	free(text);
-	cJSON_Delete(o);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -207,7 +206,8 @@ static void report_drops(struct monitor *m, struct guard *g, __u64 *last)
 	}
 	if (st.events_dropped > *last) {
 		if (m->json)
-			printf("{\"dropped\":%llu}\n", (unsigned long long)(st.events_dropped - *last));
+			printf("{\"dropped\":\"%llu\"}\n", /* 64-bit: a string, as elsewhere */
+			       (unsigned long long)(st.events_dropped - *last));
 		else
 			printf("dropped %llu events\n", (unsigned long long)(st.events_dropped - *last));
 		fflush(stdout);

@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "guard.h"
+#include "json.h"
 #include "log.h"
 #include "policy.h"
 #include "record.h"
@@ -65,7 +66,7 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	cJSON_AddItemToArray(s->list, o);
 	if (!cJSON_AddStringToObject(o, "id", rec->id) ||
 	    !cJSON_AddStringToObject(o, "cgroup", rec->cgroup_path) ||
-	    !cJSON_AddNumberToObject(o, "cgroup_id", (double)rec->cgroup_id))
+	    !json_add_u64(o, "cgroup_id", rec->cgroup_id))
 		return -ENOMEM;
 	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
 		const struct policy_field *f = &policy_fields[i];
@@ -79,10 +80,10 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	if (!cJSON_AddNumberToObject(o, "created", pol.created) ||
 	    !cJSON_AddNumberToObject(o, "deepest", policy_deepest(&pol)) ||
 	    !cJSON_AddBoolToObject(o, "attached", attached) ||
-	    !cJSON_AddNumberToObject(o, "allowed", (double)cnt.allowed) ||
-	    !cJSON_AddNumberToObject(o, "denied", (double)cnt.denied) ||
-	    !cJSON_AddNumberToObject(o, "audited", (double)cnt.audited) ||
-	    !cJSON_AddNumberToObject(o, "events_dropped", (double)cnt.events_dropped))
+	    !json_add_u64(o, "allowed", cnt.allowed) ||
+	    !json_add_u64(o, "denied", cnt.denied) ||
+	    !json_add_u64(o, "audited", cnt.audited) ||
+	    !json_add_u64(o, "events_dropped", cnt.events_dropped))
 		return -ENOMEM;
 	return 0;
 }
@@ -96,7 +97,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	struct guard g = GUARD_INIT;
 	struct nsguard_stats stats = { 0 };
 	struct status s = { 0 };
-	cJSON *doc = NULL;
+	cleanup_cjson cJSON *doc = NULL;
 	char *text = NULL;
 	bool json = false, loaded;
 	int err = 0;
@@ -118,16 +119,17 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			goto out;
 	}
 	if (json) {
+		cleanup_cjson cJSON *list = cJSON_CreateArray();
+
 		doc = cJSON_CreateObject();
-		s.list = cJSON_CreateArray();
-		if (!doc || !s.list || !cJSON_AddBoolToObject(doc, "loaded", loaded) ||
-		    !cJSON_AddNumberToObject(doc, "events_dropped", (double)stats.events_dropped) ||
-		    !cJSON_AddNumberToObject(doc, "decisions", (double)stats.decisions)) {
-			cJSON_Delete(s.list);
+		if (!doc || !list || !cJSON_AddBoolToObject(doc, "loaded", loaded) ||
+		    !json_add_u64(doc, "events_dropped", stats.events_dropped) ||
+		    !json_add_u64(doc, "decisions", stats.decisions) ||
+		    !cJSON_AddItemToObject(doc, "containers", list)) {
 			err = nsg_fail(ENOMEM, "out of memory");
 			goto out;
 		}
-		cJSON_AddItemToObject(doc, "containers", s.list);
+		s.list = steal_pointer(&list); /* doc owns it now */
 	}
 	err = record_foreach(NSGUARD_RECORD_DIR, show_one, &s);
 	if (err == -ENOMEM)
@@ -151,7 +153,6 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 out:
 	free(text);
-	cJSON_Delete(doc);
 	guard_close(&g);
 	return err;
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "fileio.h"
 #include "log.h"
 #include "policy.h"
 #include "util.h"
@@ -235,7 +236,7 @@ int config_load(const char *path, bool explicit, struct nsguard_config *cfg)
 	cleanup_close int fd = -1;
 	struct stat sb;
 	size_t len = 0;
-	ssize_t r;
+	int err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
@@ -249,21 +250,12 @@ int config_load(const char *path, bool explicit, struct nsguard_config *cfg)
 		return nsg_fail(errno, "stat config %s: %s", path, strerror(errno));
 	if (!S_ISREG(sb.st_mode))
 		return nsg_fail(EINVAL, "config %s is not a regular file", path);
-	buf = malloc(CONFIG_FILE_MAX + 1);
-	if (!buf)
-		return nsg_fail(ENOMEM, "read config %s: out of memory", path);
-	while (len <= CONFIG_FILE_MAX) {
-		r = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return nsg_fail(errno, "read config %s: %s", path, strerror(errno));
-		}
-		if (r == 0)
-			break;
-		len += r;
-	}
-	if (len > CONFIG_FILE_MAX)
+	err = read_capped(fd, CONFIG_FILE_MAX, &buf, &len);
+	if (err == -EFBIG)
 		return nsg_fail(EFBIG, "config %s is larger than %d KiB", path, CONFIG_FILE_MAX >> 10);
+	if (err == -ENOMEM)
+		return nsg_fail(ENOMEM, "read config %s: out of memory", path);
+	if (err < 0)
+		return nsg_fail(-err, "read config %s: %s", path, strerror(-err));
 	return config_parse(buf, len, path, cfg);
 }

@@ -13,16 +13,17 @@
 #include <sys/vfs.h>
 #include <time.h>
 #include <dirent.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "fileio.h"
 #include "guard.h"
 #include "log.h"
 #include "util.h"
 #include "nsguard.skel.h"
 
-#define BPF_FS_MAGIC 0xcafe4a11
 #define LSM_LIST "/sys/kernel/security/lsm"
 /* The kernel-internal ENOTSUPP sometimes reaches user space. */
 #define ENOTSUPP_KERNEL 524
@@ -100,25 +101,6 @@ static int bpffs_check(void)
 	if (statfs("/sys/fs/bpf", &sfs) < 0 || sfs.f_type != BPF_FS_MAGIC)
 		return nsg_fail(ENODEV,
 				"bpffs is not mounted at /sys/fs/bpf: run `mount -t bpf bpf /sys/fs/bpf`");
-	return 0;
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char tmp[256];
-	char *p;
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-		return -errno;
 	return 0;
 }
 

@@ -4,11 +4,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <cjson/cJSON.h>
 
+#include "fileio.h"
+#include "json.h"
 #include "learn.h"
 #include "log.h"
 #include "oci.h"
@@ -16,68 +14,6 @@
 #include "util.h"
 
 #define SUGGESTION_MAX 4096
-
-/* FOLD: into the shared file helpers (issue 16 item 3) once they land. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t r = write(fd, buf, len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		buf += r;
-		len -= r;
-	}
-	return 0;
-}
-
-static int mkdir_p(const char *dir, mode_t mode)
-{
-	cleanup_free char *p = strdup(dir);
-
-	if (!p)
-		return -ENOMEM;
-	for (char *s = p + 1;; s++) {
-		char c = *s;
-
-		if (c && c != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, mode) < 0 && errno != EEXIST)
-			return -errno;
-		if (!c)
-			return 0;
-		*s = c;
-	}
-}
-
-static int read_capped(int fd, size_t max, char **buf_out, size_t *len_out)
-{
-	cleanup_free char *buf = malloc(max + 1);
-	size_t len = 0;
-	ssize_t n;
-
-	if (!buf)
-		return -ENOMEM;
-	while (len <= max) {
-		n = read(fd, buf + len, max + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += n;
-	}
-	if (len > max)
-		return -EFBIG;
-	buf[len] = '\0';
-	*len_out = len;
-	*buf_out = steal_pointer(&buf);
-	return 0;
-}
 
 static __u32 usage_deepest(const struct nsguard_usage *used)
 {
@@ -88,7 +24,8 @@ static __u32 usage_deepest(const struct nsguard_usage *used)
 
 int learn_suggest(const char *id, const struct nsguard_usage *used, char **text)
 {
-	cJSON *doc = cJSON_CreateObject(), *ann = NULL;
+	cleanup_cjson cJSON *doc = cJSON_CreateObject();
+	cJSON *ann = NULL;
 	char depth[16], count[16];
 	bool none = used->created == 0;
 
@@ -103,7 +40,6 @@ int learn_suggest(const char *id, const struct nsguard_usage *used, char **text)
 	    (none || (cJSON_AddStringToObject(ann, ANNOTATION_MAX_DEPTH, depth) &&
 		      cJSON_AddStringToObject(ann, ANNOTATION_MAX_COUNT, count))))
 		*text = cJSON_PrintUnformatted(doc);
-	cJSON_Delete(doc);
 	return *text ? 0 : nsg_fail(ENOMEM, "out of memory");
 }
 
@@ -121,40 +57,18 @@ static int file_of(const char *dir, const char *id, char **path)
 
 int learn_write(const char *dir, const char *id, const struct nsguard_usage *used)
 {
-	cleanup_free char *text = NULL, *path = NULL, *tmp = NULL;
-	cleanup_close int fd = -1;
-	size_t len;
+	cleanup_free char *text = NULL, *path = NULL, *name = NULL;
 	int err = 0;
 
 	err = file_of(dir, id, &path) ?: learn_suggest(id, used, &text);
 	if (err)
 		return err;
-	if (asprintf(&tmp, "%s/.learn.XXXXXX", dir) < 0) {
-		tmp = NULL;
+	if (asprintf(&name, "%s.json", id) < 0) {
+		name = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
-	err = mkdir_p(dir, 0755);
-	if (err)
-		return nsg_fail(-err, "cannot create %s: %s", dir, strerror(-err));
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return nsg_fail(errno, "create %s: %s", tmp, strerror(errno));
-	len = strlen(text);
-	text[len] = '\n'; /* cJSON's buffer has room: its terminator */
-	err = write_all(fd, text, len + 1);
-	if (!err && fchmod(fd, 0644) < 0)
-		err = -errno;
-	if (!err && fsync(fd) < 0)
-		err = -errno;
-	if (!err && close(steal_fd(&fd)) < 0)
-		err = -errno;
-	if (!err && rename(tmp, path) < 0)
-		err = -errno;
-	if (err) {
-		unlink(tmp);
-		return nsg_fail(-err, "write %s: %s", path, strerror(-err));
-	}
-	return 0;
+	/* Readable by the admin's tools; the directory is the admin's. */
+	return write_file_atomic(dir, name, text, 0755, 0644);
 }
 
 int learn_read(const char *dir, const char *id, char **text)

@@ -14,17 +14,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "fileio.h"
+#include "json.h"
 #include "log.h"
 #include "oci.h"
 #include "util.h"
-
-
-static void cjson_deletep(cJSON **p)
-{
-	if (*p)
-		cJSON_Delete(*p);
-}
-#define cleanup_cjson __attribute__((cleanup(cjson_deletep)))
 
 bool oci_id_valid(const char *id)
 {
@@ -116,7 +110,7 @@ static int parse_doc(const char *in, size_t len, const char *what, cJSON **out)
 {
 	cleanup_free char *buf = NULL;
 	const char *end = NULL;
-	cJSON *doc;
+	cleanup_cjson cJSON *doc = NULL;
 	size_t off;
 
 	if (len == 0)
@@ -141,16 +135,12 @@ static int parse_doc(const char *in, size_t len, const char *what, cJSON **out)
 	}
 	/* Nothing but whitespace may follow the document. */
 	for (off = end - buf; off < len; off++) {
-		if (!strchr(" \t\r\n", buf[off])) {
-			cJSON_Delete(doc);
+		if (!strchr(" \t\r\n", buf[off]))
 			return nsg_fail(EINVAL, "%s: trailing data at byte %zu", what, off);
-		}
 	}
-	if (!cJSON_IsObject(doc)) {
-		cJSON_Delete(doc);
+	if (!cJSON_IsObject(doc))
 		return nsg_fail(EINVAL, "%s: top level is not a JSON object", what);
-	}
-	*out = doc;
+	*out = steal_pointer(&doc);
 	return 0;
 }
 
@@ -349,26 +339,16 @@ int oci_state_read_fd(int fd, struct oci_state *out)
 {
 	cleanup_free char *buf = NULL;
 	size_t len = 0;
-	ssize_t r;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	/* One byte more than the limit tells "exactly 1 MiB" from "more". */
-	buf = malloc(OCI_STATE_MAX + 1);
-	if (!buf)
-		return nsg_fail(ENOMEM, "reading OCI state: out of memory");
-	while (len < OCI_STATE_MAX + 1) {
-		r = read(fd, buf + len, OCI_STATE_MAX + 1 - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return nsg_fail(errno, "read OCI state from stdin: %s", strerror(errno));
-		}
-		if (r == 0)
-			break;
-		len += r;
-	}
-	if (len > OCI_STATE_MAX)
+	err = read_capped(fd, OCI_STATE_MAX, &buf, &len);
+	if (err == -EFBIG)
 		return nsg_fail(EFBIG, "OCI state on stdin exceeds 1 MiB");
+	if (err == -ENOMEM)
+		return nsg_fail(ENOMEM, "reading OCI state: out of memory");
+	if (err < 0)
+		return nsg_fail(-err, "read OCI state from stdin: %s", strerror(-err));
 	return oci_state_parse(buf, len, out);
 }
 
@@ -472,45 +452,6 @@ int oci_state_merge_config(struct oci_state *st, const char *buf, size_t len)
 	return merge_config(st, buf, len, "malformed config.json");
 }
 
-/* Read all of fd, refusing more than OCI_CONFIG_MAX bytes. */
-static int read_file(int fd, const char *path, char **out, size_t *len_out)
-{
-	cleanup_free char *buf = NULL;
-	size_t len = 0, cap = 0;
-	ssize_t r;
-
-	for (;;) {
-		if (len == cap) {
-			char *nbuf;
-
-			/* One byte over the bound tells a file of exactly the bound apart. */
-			if (cap > OCI_CONFIG_MAX)
-				return nsg_fail(EFBIG,
-						"%s is larger than %d MiB (a bundle's config.json is a few KiB)",
-						path, OCI_CONFIG_MAX >> 20);
-			cap = cap ? cap * 2 : 64 * 1024;
-			if (cap > OCI_CONFIG_MAX + 1)
-				cap = OCI_CONFIG_MAX + 1;
-			nbuf = realloc(buf, cap);
-			if (!nbuf)
-				return nsg_fail(ENOMEM, "read %s: out of memory", path);
-			buf = nbuf;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return nsg_fail(errno, "read %s: %s", path, strerror(errno));
-		}
-		if (r == 0)
-			break;
-		len += r;
-	}
-	*out = steal_pointer(&buf);
-	*len_out = len;
-	return 0;
-}
-
 int oci_state_merge_bundle_annotations(struct oci_state *st)
 {
 	cleanup_free char *path = NULL;
@@ -537,9 +478,15 @@ int oci_state_merge_bundle_annotations(struct oci_state *st)
 		return nsg_fail(errno, "stat %s: %s", path, strerror(errno));
 	if (!S_ISREG(sb.st_mode))
 		return nsg_fail(EINVAL, "%s is not a regular file", path);
-	err = read_file(fd, path, &buf, &len);
+	err = read_capped(fd, OCI_CONFIG_MAX, &buf, &len);
+	if (err == -EFBIG)
+		return nsg_fail(EFBIG,
+				"%s is larger than %d MiB (a bundle's config.json is a few KiB)",
+				path, OCI_CONFIG_MAX >> 20);
+	if (err == -ENOMEM)
+		return nsg_fail(ENOMEM, "read %s: out of memory", path);
 	if (err < 0)
-		return err;
+		return nsg_fail(-err, "read %s: %s", path, strerror(-err));
 	if (asprintf(&what, "malformed %s", path) < 0) {
 		what = NULL;
 		return nsg_fail(ENOMEM, "out of memory");

@@ -23,6 +23,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "fileio.h"
+#include "json.h"
 #include "log.h"
 #include "oci.h"
 #include "policy.h"
@@ -31,13 +33,6 @@
 
 #define RECORD_VERSION 1
 #define RECORD_FILE_MAX (64 * 1024)
-
-static void cjson_deletep(cJSON **p)
-{
-	if (*p)
-		cJSON_Delete(*p);
-}
-#define cleanup_cjson __attribute__((cleanup(cjson_deletep)))
 
 void record_free(struct nsguard_record *rec)
 {
@@ -50,43 +45,24 @@ void record_free(struct nsguard_record *rec)
 	memset(rec, 0, sizeof(*rec));
 }
 
-static int mkdir_p(const char *dir)
-{
-	cleanup_free char *p = strdup(dir);
-	char *s;
-
-	if (!p)
-		return nsg_fail(ENOMEM, "out of memory");
-	if (!p[0])
-		return nsg_fail(EINVAL, "empty record directory");
-	for (s = p + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-
-		*s = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return nsg_fail(errno, "mkdir %s: %s", p, strerror(errno));
-		if (!c)
-			break;
-		*s = c;
-	}
-	return 0;
-}
-
-static int fsync_dir(const char *dir)
-{
-	cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0 || fsync(fd) < 0)
-		return nsg_fail(errno, "fsync %s: %s", dir, strerror(errno));
-	return 0;
-}
-
 static int check_id(const char *id)
 {
 	if (!oci_id_valid(id))
 		return nsg_fail(EINVAL, "invalid record id \"%.64s\"", id ? id : "(null)");
+	return 0;
+}
+
+/* dir/<id>.json for a valid id. */
+static int record_path(const char *dir, const char *id, char **path)
+{
+	int err = check_id(id);
+
+	if (err < 0)
+		return err;
+	if (asprintf(path, "%s/%s.json", dir, id) < 0) {
+		*path = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -141,29 +117,10 @@ static cJSON *record_to_json(const struct nsguard_record *rec)
 	return steal_pointer(&doc);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t r = write(fd, buf, len);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += r;
-		len -= r;
-	}
-	return 0;
-}
-
 int record_write(const char *dir, const struct nsguard_record *rec)
 {
 	cleanup_cjson cJSON *doc = NULL;
-	cleanup_free char *text = NULL;
-	cleanup_free char *tmp = NULL;
-	cleanup_free char *path = NULL;
-	cleanup_close int fd = -1;
+	cleanup_free char *text = NULL, *name = NULL;
 	int err = 0;
 
 	err = check_id(rec->id);
@@ -173,37 +130,11 @@ int record_write(const char *dir, const struct nsguard_record *rec)
 		return nsg_fail(EINVAL, "record %s: no cgroup path or invalid mode", rec->id);
 	doc = record_to_json(rec);
 	text = doc ? cJSON_Print(doc) : NULL;
-	if (!text)
-		return nsg_fail(ENOMEM, "record %s: out of memory", rec->id);
-	/* Not named after the id: "<id>.json" fits NAME_MAX, a longer name may not. */
-	if (asprintf(&tmp, "%s/.record.XXXXXX", dir) < 0) {
-		tmp = NULL;
+	if (!text || asprintf(&name, "%s.json", rec->id) < 0) {
+		name = NULL;
 		return nsg_fail(ENOMEM, "record %s: out of memory", rec->id);
 	}
-	if (asprintf(&path, "%s/%s.json", dir, rec->id) < 0) {
-		path = NULL;
-		return nsg_fail(ENOMEM, "record %s: out of memory", rec->id);
-	}
-	err = mkdir_p(dir);
-	if (err < 0)
-		return err;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return nsg_fail(errno, "create %s: %s", tmp, strerror(errno));
-	err = write_all(fd, text, strlen(text));
-	if (err == 0)
-		err = write_all(fd, "\n", 1);
-	if (err == 0 && fsync(fd) < 0)
-		err = -errno;
-	if (err == 0 && close(steal_fd(&fd)) < 0)
-		err = -errno;
-	if (err == 0 && rename(tmp, path) < 0)
-		err = -errno;
-	if (err < 0) {
-		unlink(tmp);
-		return nsg_fail(-err, "write %s: %s", path, strerror(-err));
-	}
-	return fsync_dir(dir);
+	return write_file_atomic(dir, name, text, 0700, 0600);
 }
 
 static int get_str(const cJSON *obj, const char *key, bool nullable, char **out)
@@ -315,39 +246,25 @@ int record_read(const char *dir, const char *id, struct nsguard_record *rec)
 	cleanup_close int fd = -1;
 	struct nsguard_record r = { 0 };
 	size_t len = 0;
-	ssize_t n;
 	int err = 0;
 
 	memset(rec, 0, sizeof(*rec));
-	err = check_id(id);
+	err = record_path(dir, id, &path);
 	if (err < 0)
 		return err;
-	if (asprintf(&path, "%s/%s.json", dir, id) < 0) {
-		path = NULL;
-		return nsg_fail(ENOMEM, "out of memory");
-	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return nsg_fail(ENOENT, "no record for %s", id);
 		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
 	}
-	buf = malloc(RECORD_FILE_MAX + 1);
-	if (!buf)
-		return nsg_fail(ENOMEM, "out of memory");
-	while (len <= RECORD_FILE_MAX) {
-		n = read(fd, buf + len, RECORD_FILE_MAX + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return nsg_fail(errno, "read %s: %s", path, strerror(errno));
-		if (n == 0)
-			break;
-		len += n;
-	}
-	if (len > RECORD_FILE_MAX)
+	err = read_capped(fd, RECORD_FILE_MAX, &buf, &len);
+	if (err == -EFBIG)
 		return nsg_fail(EFBIG, "malformed record %s: too large", path);
-	buf[len] = '\0'; /* room was left: cJSON never reads past a terminator */
+	if (err == -ENOMEM)
+		return nsg_fail(ENOMEM, "out of memory");
+	if (err < 0)
+		return nsg_fail(-err, "read %s: %s", path, strerror(-err));
 	doc = cJSON_ParseWithLength(buf, len);
 	if (!doc)
 		return nsg_fail(EINVAL, "malformed record %s: invalid JSON", path);
@@ -369,13 +286,9 @@ int record_remove(const char *dir, const char *id)
 	cleanup_free char *path = NULL;
 	int err = 0;
 
-	err = check_id(id);
+	err = record_path(dir, id, &path);
 	if (err < 0)
 		return err;
-	if (asprintf(&path, "%s/%s.json", dir, id) < 0) {
-		path = NULL;
-		return nsg_fail(ENOMEM, "out of memory");
-	}
 	if (unlink(path) < 0) {
 		if (errno == ENOENT)
 			return 0;

@@ -145,6 +145,14 @@ c_status_loaded() {
 	[ "$("$NSG" status --json | jq -r .loaded)" = true ] || fails "loaded is not true"
 }
 gcase status-loaded c_status_loaded
+# 64-bit values are decimal strings (a JSON number is a double); 32-bit ones numbers.
+c_status_u64_strings() {
+	"$NSG" status --json | jq -e '[.events_dropped, .decisions, (.containers[] | .cgroup_id, .allowed,
+		.denied, .audited, .events_dropped) | type == "string" and test("^[0-9]+$")] + [.containers[] |
+		(.max_depth, .base_level) | type == "number"] | all' >/dev/null ||
+		fails "$("$NSG" status --json)"
+}
+gcase status-json-u64-strings c_status_u64_strings
 
 # monitor: drain the backlog (SIGINT must exit 0), then see one audit and one deny.
 c_monitor_sigint() {
@@ -176,7 +184,7 @@ gcase monitor-count c_monitor_count
 mon_has() {
 	jq -n -e "[inputs | select($1)] | length == 1" "$2" >/dev/null || fails "$(cat "$2")"
 }
-gcase monitor-audit-event mon_has '.id == "audit" and .decision == "audit" and .reason == "mode" and .errno == null and .comm == "unshare" and .depth == 1' /tmp/mon.json
+gcase monitor-audit-event mon_has '.id == "audit" and .decision == "audit" and .reason == "mode" and .errno == null and .comm == "unshare" and .depth == 1 and (.cgroup_id | test("^[1-9][0-9]*$")) and (.task_cgroup_id | type == "string")' /tmp/mon.json
 gcase monitor-deny-event mon_has '.id == "deny" and .decision == "deny" and .reason == "mode" and .errno == "EACCES" and .uid == 0 and .pid > 0' /tmp/mon.json
 "$NSG" monitor --count 1 >/tmp/mon.txt &
 mon=$!
@@ -201,10 +209,10 @@ for _ in range(int(sys.argv[1])):
 }
 c_events_dropped() {
 	local before after denied0 denied1
-	before=$("$NSG" status --json | jq .events_dropped)
+	before=$("$NSG" status --json | jq -r .events_dropped)
 	denied0=$(counter deny denied)
 	flood deny 4000
-	after=$("$NSG" status --json | jq .events_dropped)
+	after=$("$NSG" status --json | jq -r .events_dropped)
 	denied1=$(counter deny denied)
 	[ "$after" -gt "$before" ] && [ $((denied1 - denied0)) = 4000 ] ||
 		fails "events_dropped $before -> $after, denied $denied0 -> $denied1"
@@ -216,15 +224,15 @@ c_monitor_drops() {
 	mon=$!
 	sleep 2 # drains the backlog of the flood above
 	kill -STOP "$mon"
-	before=$("$NSG" status --json | jq .events_dropped)
+	before=$("$NSG" status --json | jq -r .events_dropped)
 	flood deny 4000
-	after=$("$NSG" status --json | jq .events_dropped)
+	after=$("$NSG" status --json | jq -r .events_dropped)
 	kill -CONT "$mon"
 	sleep 2
 	kill -INT "$mon"
 	wait "$mon"
 	rc=$?
-	reported=$(jq -n '[inputs | .dropped // 0] | add' /tmp/drop.json)
+	reported=$(jq -n '[inputs | .dropped // "0" | tonumber] | add' /tmp/drop.json)
 	[ "$rc" = 0 ] && [ "$after" -gt "$before" ] && [ "$reported" = $((after - before)) ] ||
 		fails "exit $rc, dropped $before -> $after, reported $reported"
 }
@@ -244,7 +252,7 @@ mon=$!
 sleep 1
 expect_userns no-policy-denies EPERM nopol
 wait "$mon"
-gcase no-policy-event mon_has '.id == null and .cgroup_id == 0 and .reason == "no-policy" and .mode == "none" and .errno == "EPERM"' /tmp/nopol.json
+gcase no-policy-event mon_has '.id == null and .cgroup_id == "0" and .reason == "no-policy" and .mode == "none" and .errno == "EPERM"' /tmp/nopol.json
 "$NSG" detach --id nopol >/dev/null || ko detach-nopol "detach failed"
 
 # A child cgroup inherits; nested guards: the most restrictive wins.

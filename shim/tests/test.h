@@ -109,5 +109,6 @@ void suite_cgroup(void);
 void suite_scope(void);
 void suite_record(void);
 void suite_container(void);
+void suite_fileio(void);
 
 #endif

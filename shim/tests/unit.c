@@ -85,7 +85,7 @@ const char *test_errname(int err)
 		{ EIO, "EIO" },	      { EACCES, "EACCES" },	{ EEXIST, "EEXIST" },
 		{ ENOTDIR, "ENOTDIR" }, { EINVAL, "EINVAL" },	{ EFBIG, "EFBIG" },
 		{ ENOSPC, "ENOSPC" }, { ENOMEM, "ENOMEM" },	{ EOPNOTSUPP, "EOPNOTSUPP" },
-		{ ELOOP, "ELOOP" },   { ECANCELED, "ECANCELED" },
+		{ ELOOP, "ELOOP" },   { ECANCELED, "ECANCELED" }, { EISDIR, "EISDIR" },
 	};
 	char *b = buf[slot++ % 4];
 	size_t i;
@@ -116,6 +116,7 @@ static const struct {
 	{ "policy", suite_policy }, { "cgroup", suite_cgroup }, { "scope", suite_scope },
 	{ "record", suite_record },
 	{ "container", suite_container },
+	{ "fileio", suite_fileio },
 };
 
 int main(int argc, char **argv)

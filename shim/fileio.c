@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Whole files: read under a size bound, written atomically; directory chains. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fileio.h"
+#include "log.h"
+#include "util.h"
+
+/* First allocation: most files read here are a few KiB. */
+#define READ_CAPPED_CHUNK (64 * 1024)
+
+int read_capped(int fd, size_t max, char **buf_out, size_t *len_out)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t r;
+
+	*buf_out = NULL;
+	*len_out = 0;
+	if (max > SIZE_MAX / 2 - 1)
+		return -EINVAL;
+	for (;;) {
+		if (len == cap) {
+			char *nbuf;
+
+			/* One byte over the bound tells a file of exactly the bound apart. */
+			if (cap > max)
+				return -EFBIG;
+			cap = cap ? cap * 2 : READ_CAPPED_CHUNK;
+			if (cap > max + 1)
+				cap = max + 1;
+			nbuf = realloc(buf, cap + 1); /* + the terminator */
+			if (!nbuf)
+				return -ENOMEM;
+			buf = nbuf;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		len += r;
+	}
+	buf[len] = '\0';
+	*buf_out = steal_pointer(&buf);
+	*len_out = len;
+	return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	cleanup_free char *p = strdup(path);
+	char *s;
+
+	if (!p)
+		return nsg_fail(ENOMEM, "out of memory");
+	if (!p[0])
+		return nsg_fail(EINVAL, "mkdir: empty path");
+	for (s = p + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return nsg_fail(errno, "mkdir %s: %s", p, strerror(errno));
+		if (!c)
+			break;
+		*s = c;
+	}
+	return 0;
+}
+
+int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t r = write(fd, buf, len);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += r;
+		len -= r;
+	}
+	return 0;
+}
+
+int fsync_dir(const char *dir)
+{
+	cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || fsync(fd) < 0)
+		return nsg_fail(errno, "fsync %s: %s", dir, strerror(errno));
+	return 0;
+}
+
+int write_file_atomic(const char *dir, const char *name, const char *text, mode_t dir_mode,
+		      mode_t file_mode)
+{
+	cleanup_free char *tmp = NULL, *path = NULL;
+	cleanup_close int fd = -1;
+	int err = 0;
+
+	if (!dir[0])
+		return nsg_fail(EINVAL, "write %s: empty directory name", name);
+	/* Not named after the file: "<id>.json" fits NAME_MAX, a longer name may not. */
+	if (asprintf(&tmp, "%s/.tmp.XXXXXX", dir) < 0) {
+		tmp = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	if (asprintf(&path, "%s/%s", dir, name) < 0) {
+		path = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	err = mkdir_p(dir, dir_mode);
+	if (err < 0)
+		return err;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return nsg_fail(errno, "create %s: %s", tmp, strerror(errno));
+	err = write_all(fd, text, strlen(text)) ?: write_all(fd, "\n", 1);
+	if (!err && fchmod(fd, file_mode) < 0)
+		err = -errno;
+	if (!err && fsync(fd) < 0)
+		err = -errno;
+	if (!err && close(steal_fd(&fd)) < 0)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		return nsg_fail(-err, "write %s: %s", path, strerror(-err));
+	}
+	return fsync_dir(dir);
+}

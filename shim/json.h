@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* cJSON helpers shared by the records and the --json outputs. */
+#ifndef NSGUARD_JSON_H
+#define NSGUARD_JSON_H
+
+#include <linux/types.h>
+#include <cjson/cJSON.h>
+
+static inline void cleanup_cjsonp(cJSON **p)
+{
+	if (*p)
+		cJSON_Delete(*p);
+}
+#define cleanup_cjson __attribute__((cleanup(cleanup_cjsonp)))
+
+/*
+ * Add v to obj as a decimal string: a JSON number is a double, which rounds
+ * 64-bit ids and counters above 2^53.  Returns the new item, NULL when out
+ * of memory.
+ */
+cJSON *json_add_u64(cJSON *obj, const char *key, __u64 v);
+
+#endif
