@@ -80,10 +80,11 @@ static int claim_cb(const struct nsguard_record *rec, void *data)
 
 /* Under the lock: may id guard cgid?  *stale is a record of id to move. */
 static int check_claims(const struct container_env *env, const char *id, const char *cgroup_path,
-			__u64 cgid, bool container, struct nsguard_record *stale, bool *move)
+			__u64 cgid, pid_t pid, struct nsguard_record *stale, bool *move)
 {
 	struct claim_ctx c = { .env = env, .id = id, .cgroup_path = cgroup_path, .cgid = cgid,
-			       .container = container };
+			       .container = pid > 0 };
+	__u64 t = 0;
 	int err = 0;
 
 	*move = false;
@@ -103,8 +104,21 @@ static int check_claims(const struct container_env *env, const char *id, const c
 	}
 	if (err)
 		return err;
-	if (stale->cgroup_id == cgid)
+	/*
+	 * The same cgroup: the runtime running the same container's hook again
+	 * rewrites the policy.  Another container that took the id and shares
+	 * the cgroup (shared-cgroups = allow) may not: its rewrites, under a
+	 * running container, would each lose the count of requests in flight.
+	 */
+	if (stale->cgroup_id == cgid) {
+		if (pid > 0 && stale->pid && stale->pid != (__u32)pid &&
+		    env->start_time((pid_t)stale->pid, &t) == 0 && t == stale->start_time)
+			return nsg_fail(EBUSY,
+					"the id is already guarding cgroup %s for a running container "
+					"(pid %u); a second container cannot take it",
+					stale->cgroup_path, stale->pid);
 		return 0;
+	}
 	if (record_cgroup_alive(env, stale) && env->link_pinned(stale->cgroup_id))
 		return nsg_fail(EBUSY,
 				"the id is already guarding cgroup %s, which is still alive; a "
@@ -157,7 +171,7 @@ int container_guard(const struct container_env *env, const struct container_spec
 	err = env->lock(&lock);
 	if (err)
 		return err;
-	err = check_claims(env, id, cgroup_path, cgid, pid > 0, &stale, &move);
+	err = check_claims(env, id, cgroup_path, cgid, pid, &stale, &move);
 	if (err) {
 		/* The id and the cgroup path are the container creator's. */
 		*claim_refused = err == -EBUSY;
@@ -205,8 +219,16 @@ static int learn_finish(const struct container_env *env, const struct nsguard_re
 	if (rec->policy.mode != NSGUARD_MODE_LEARN || !rec->learn_dir ||
 	    !env->link_pinned(rec->cgroup_id))
 		return 0;
-	err = env->read_learned(rec->cgroup_id, &used) ?:
-	      learn_write(rec->learn_dir, rec->id, &used);
+	err = env->read_learned(rec->cgroup_id, &used);
+	if (err == -ENOENT) {
+		/* The attach could not keep it (the map was full): nothing to write. */
+		nsg_warn("warning: learn mode: no usage was kept for %s, no suggestion written",
+			 rec->id);
+		nsg_clear_error();
+		return 0;
+	}
+	if (!err)
+		err = learn_write(rec->learn_dir, rec->id, &used);
 	if (err)
 		return nsg_fail_context(err, "learn mode: no suggestion written for %s", rec->id);
 	return 0;

@@ -5,6 +5,7 @@
 #include "cgroup.h"
 #include "container.h"
 #include "guard.h"
+#include "log.h"
 
 static int live_cgroup_open(const char *path, __u64 *id_out)
 {
@@ -41,10 +42,22 @@ static int live_attach(int cgroup_fd, __u64 cgroup_id, const struct nsguard_poli
 	bool learn = pol->mode == NSGUARD_MODE_LEARN, fresh = !guard_link_pinned(cgroup_id);
 	int err = guard_open(&g, true);
 
-	/* Learn mode: its usage where it outlives the cgroup, before any
-	 * request can be allowed (a full map refuses the container). */
-	if (!err && learn)
+	/*
+	 * Learn mode: its usage where it outlives the cgroup, before any
+	 * request can be allowed.  A full map only costs the suggestion: the
+	 * policy (allow within the admin's limits) is attached all the same,
+	 * so filling the map never turns into a fail-mode open.
+	 */
+	if (!err && learn) {
 		err = guard_learn_start(&g, cgroup_id, &(struct nsguard_usage){ 0 });
+		if (err == -E2BIG) {
+			nsg_warn("warning: %s; no suggestion will be written for cgroup %llu",
+				 nsg_last_error(), (unsigned long long)cgroup_id);
+			nsg_clear_error();
+			err = 0;
+			learn = false;
+		}
+	}
 	if (!err) {
 		err = guard_attach(&g, cgroup_fd, cgroup_id, pol, link_pin_out);
 		/* A rewrite that failed keeps what its container learned. */

@@ -528,10 +528,13 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 		 */
 		struct nsguard_policy cur;
 
-		if (bpf_map_lookup_elem(g->policies_fd, &cgroup_id, &cur) == 0) {
-			p.created = cur.created;
-			p.depths = cur.depths;
-		}
+		err = bpf_map_lookup_elem(g->policies_fd, &cgroup_id, &cur);
+		if (err)
+			return nsg_fail(-err, "reading the usage of cgroup %llu failed: %s; its "
+					      "earlier policy stays in force",
+					(unsigned long long)cgroup_id, strerror(-err));
+		p.created = cur.created;
+		p.depths = cur.depths;
 	}
 	err = fault("policy-write") ?: bpf_map_update_elem(g->policies_fd, &cgroup_id, &p, BPF_EXIST);
 	if (err) {
@@ -628,6 +631,7 @@ int guard_read_usage_any(const char *dir, const char *map, __u64 cgroup_id, __u3
 	__u32 len = sizeof(info), vlen;
 	cleanup_free char *value = NULL;
 	cleanup_close int fd = -1;
+	bool found_created = false, has_limit = false;
 	const struct btf_member *m;
 	const struct btf_type *t;
 	struct btf *btf = NULL;
@@ -664,12 +668,22 @@ int guard_read_usage_any(const char *dir, const char *map, __u64 cgroup_id, __u3
 		const char *name = btf__name_by_offset(btf, m->name_off);
 		__u32 off = btf_member_bit_offset(t, i) / 8;
 
-		if (name && strcmp(name, "created") == 0 && off + sizeof(*created) <= info.value_size)
+		if (!name)
+			continue;
+		if (strcmp(name, "created") == 0 && off + sizeof(*created) <= info.value_size) {
 			memcpy(created, value + off, sizeof(*created));
-		if (name && strcmp(name, "depths") == 0 && off + sizeof(*depths) <= info.value_size)
+			found_created = true;
+		}
+		if (strcmp(name, "depths") == 0 && off + sizeof(*depths) <= info.value_size)
 			memcpy(depths, value + off, sizeof(*depths));
+		has_limit |= strcmp(name, "max_count") == 0;
 	}
 	btf__free(btf);
+	/* A build with a count limit but no usage we can find: never reset it silently. */
+	if (has_limit && !found_created)
+		return nsg_fail(EPROTO, "%s has max_count but no created member this nsguard can "
+					"read: not carrying the count over would reset it",
+				path);
 	return 0;
 }
 
@@ -692,10 +706,20 @@ int guard_learn_start(struct guard *g, __u64 cgroup_id, const struct nsguard_usa
 int guard_learn_read(__u64 cgroup_id, struct nsguard_usage *u)
 {
 	cleanup_close int fd = bpf_obj_get(NSGUARD_PIN_LEARNED);
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
 	int err;
 
 	if (fd < 0)
 		return nsg_fail(-fd, "cannot open %s: %s", NSGUARD_PIN_LEARNED, strerror(-fd));
+	/* Opened without guard_open's checks (poststop works on any build's
+	 * pins): the lookup writes value_size bytes, so they must be ours. */
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (!err && info.value_size != sizeof(*u))
+		err = -ESTALE;
+	if (err)
+		return nsg_fail(-err, "%s is not this build's learned map: %s; run 'nsguard upgrade'",
+				NSGUARD_PIN_LEARNED, strerror(-err));
 	err = bpf_map_lookup_elem(fd, &cgroup_id, u);
 	if (err)
 		return nsg_fail(-err, "learn mode: no usage of cgroup %llu in %s: %s",

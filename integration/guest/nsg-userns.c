@@ -27,7 +27,8 @@
  *                             line counts how many failed (a deny flood)
  *   nsg-userns seq N          N children one after another, one unshare each
  *                             (freed before the next): ok if all N got one
- *   nsg-userns race N         N children released at once, one unshare each;
+ *   nsg-userns race N         N children spin until all are ready, then one
+ *                             unshare each at once;
  *                             always "ok created=K failed=F errno=NAME"
  *   nsg-userns hold PATH      unshare(CLONE_NEWUSER) + maps, write its pid
  *                             to PATH, then sleep forever (a user namespace others can
@@ -55,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -395,23 +397,17 @@ static int do_flood(const char *cmd, long n)
 }
 
 /* One unshare(CLONE_NEWUSER) in a child that then exits (its namespace is
- * freed); after the release byte on fd when fd >= 0.  Returns 0 or the errno. */
-static int child_unshare(int fd)
+ * freed).  Returns 0, the errno, or -1 when the child could not run. */
+static int child_unshare(void)
 {
 	int st = 0;
 	pid_t pid = fork();
-	char c;
 
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		if (fd >= 0 && read(fd, &c, 1) < 0)
-			_exit(255);
+	if (pid == 0)
 		_exit(unshare(CLONE_NEWUSER) < 0 ? errno : 0);
-	}
-	if (fd >= 0)
-		return 0; /* raced: the caller waits */
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) == 255)
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
 }
@@ -422,7 +418,7 @@ static int do_seq(const char *cmd, int n)
 	int created = 0, e = 0, r;
 
 	for (int i = 0; i < n; i++) {
-		r = child_unshare(-1);
+		r = child_unshare();
 		if (r < 0)
 			return setup_fail(cmd, "fork", errno);
 		if (r == 0)
@@ -438,24 +434,37 @@ static int do_seq(const char *cmd, int n)
 	return 1;
 }
 
-/* race N: N children released at once, one unshare each; how many got one. */
+/*
+ * race N: N children spin on a shared flag until all are ready, then each
+ * calls unshare(CLONE_NEWUSER) at once (on as many CPUs as there are); how
+ * many got one.
+ */
 static int do_race(const char *cmd, int n)
 {
-	int fds[2], created = 0, e = 0, st;
+	int *sh = mmap(NULL, 2 * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	int created = 0, e = 0, st;
 
-	if (pipe(fds) < 0)
-		return setup_fail(cmd, "pipe", errno);
-	for (int i = 0; i < n; i++)
-		if (child_unshare(fds[0]) < 0)
+	if (sh == MAP_FAILED)
+		return setup_fail(cmd, "mmap", errno);
+	sh[0] = sh[1] = 0; /* ready, go */
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
 			return setup_fail(cmd, "fork", errno);
-	close(fds[0]);
-	/* One byte each: they all wake up together. */
-	for (int i = 0; i < n; i++)
-		if (write(fds[1], "x", 1) != 1)
-			return setup_fail(cmd, "release", errno);
-	close(fds[1]);
+		if (pid == 0) {
+			__atomic_add_fetch(&sh[0], 1, __ATOMIC_SEQ_CST);
+			while (!__atomic_load_n(&sh[1], __ATOMIC_ACQUIRE))
+				;
+			_exit(unshare(CLONE_NEWUSER) < 0 ? errno : 0);
+		}
+	}
+	while (__atomic_load_n(&sh[0], __ATOMIC_ACQUIRE) < n)
+		sched_yield();
+	__atomic_store_n(&sh[1], 1, __ATOMIC_RELEASE);
 	while (wait(&st) > 0) {
-		if (!WIFEXITED(st) || WEXITSTATUS(st) == 255)
+		if (!WIFEXITED(st))
 			return setup_fail(cmd, "child", EIO);
 		if (WEXITSTATUS(st) == 0)
 			created++;

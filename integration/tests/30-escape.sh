@@ -347,3 +347,30 @@ ct_case nested/outer-shallower nested_case outer-depth "--mode allow --depth 1 -
 	"--mode allow --max-depth 2 --errno ENOSPC" "nest 2" "nest: fail level=2 errno=EACCES"
 ct_case nested/both-allow nested_case both-allow "--mode allow --depth 2" \
 	"--mode audit --max-depth 2" "nest 2" "nest: ok levels=2" 0
+
+# --- a second container that takes a running container's id in the same
+# (shared) cgroup does not get to rewrite its policy: each rewrite would lose
+# the count of requests in flight (max-count).  The same container's hook
+# run again (the same init) still rewrites it (40-lifecycle rehook-same-id).
+case_same_id_same_cgroup() {
+	local id=shared-id-$S cg p1 p2 conf
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	conf=$(ct_conf "shared-open-$S" "shared-cgroups = allow" "fail-mode = open")
+	mkdir -p "$cg" || { CT_WHY="mkdir $cg"; return 1; }
+	p1=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	ct_bundle "$id" --cgpath "/$CT_CGPARENT/$id" -- true || return 1
+	ct_hook createRuntime "$(ct_state "$id" "$p1" "$CT_WORK/b/$id" \
+		'{"nsguard.io/userns":"allow","nsguard.io/userns.max-count":"1"}')" --config "$conf"
+	want_eq "hook for the first container" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	p2=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a second process in $cg"; return 1; }
+	ct_hook createRuntime "$(ct_state "$id" "$p2" "$CT_WORK/b/$id" \
+		'{"nsguard.io/userns":"allow","nsguard.io/userns.max-count":"1"}')" --config "$conf"
+	kill "$p1" "$p2"
+	wait "$p1" "$p2" 2>/dev/null
+	want_run "hook for a second container, same id and cgroup (fail-mode open)" 1 \
+		"*the id is already guarding cgroup /$CT_CGPARENT/$id for a running container (pid $p1)*" ||
+		return 1
+	CT_OUT=$("$NSGUARD" detach --id "$id" 2>&1) || { CT_WHY="detach $id: $CT_OUT"; return 1; }
+	rmdir "$cg"
+}
+ct_hook_case escape/same-id-same-cgroup-refused case_same_id_same_cgroup

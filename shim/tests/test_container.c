@@ -5,6 +5,7 @@
  * temporary directory.  Guard, claims, id reuse, poststop, detach and gc.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,6 +34,8 @@ static struct world {
 	int attach_err; /* the next attach fails with it */
 	bool break_records; /* attach puts a file where the records go */
 	char tmp[64], recdir[128], learndir[128];
+	int lock_rd; /* read end of the fake lock: EOF once it is released */
+	bool no_learned; /* the learned map had no room for the entry */
 } w;
 
 static int find_cg_path(const char *path)
@@ -51,10 +54,26 @@ static int find_link(__u64 id)
 	return -1;
 }
 
+/* The fake lock is a pipe: the caller holds the write end until it closes it. */
 static int f_lock(int *fd)
 {
-	*fd = -1;
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	if (w.lock_rd > 0)
+		close(w.lock_rd);
+	w.lock_rd = p[0];
+	*fd = p[1];
 	return 0;
+}
+
+/* Every change to links happens under the lock. */
+static bool locked(void)
+{
+	struct pollfd pfd = { .fd = w.lock_rd, .events = POLLIN };
+
+	return w.lock_rd > 0 && poll(&pfd, 1, 0) == 0;
 }
 
 static int f_cgroup_id(const char *path, __u64 *id)
@@ -112,6 +131,8 @@ static int f_attach(int fd, __u64 id, const struct nsguard_policy *pol, char **p
 {
 	int i = find_link(id);
 
+	if (!locked())
+		return nsg_fail(EDEADLK, "fake world: attach without the lock");
 	if (w.attach_err)
 		return nsg_fail(-w.attach_err, "attach: %s", strerror(-w.attach_err));
 	for (int j = 0; i < 0 && j < MAX; j++)
@@ -133,8 +154,8 @@ static int f_read_learned(__u64 id, struct nsguard_usage *u)
 {
 	int i = find_link(id);
 
-	if (i < 0)
-		return nsg_fail(ENOENT, "fake world: no link for %llu", (unsigned long long)id);
+	if (i < 0 || w.no_learned)
+		return nsg_fail(ENOENT, "fake world: no learned usage for %llu", (unsigned long long)id);
 	*u = w.learned[i];
 	return 0;
 }
@@ -143,6 +164,8 @@ static int f_detach(__u64 id)
 {
 	int i = find_link(id);
 
+	if (!locked())
+		return nsg_fail(EDEADLK, "fake world: detach without the lock");
 	if (i >= 0)
 		w.link[i] = 0;
 	return 0;
@@ -158,6 +181,22 @@ static int f_links(__u64 **ids, size_t *n)
 		if (w.link[i])
 			(*ids)[(*n)++] = w.link[i];
 	return 0;
+}
+
+/* Set-up of the world, not nsguard's doing: no lock needed. */
+static void pin_link(__u64 id)
+{
+	for (int j = 0; j < MAX && find_link(id) < 0; j++)
+		if (!w.link[j])
+			w.link[j] = id;
+}
+
+static void unpin_link(__u64 id)
+{
+	int i = find_link(id);
+
+	if (i >= 0)
+		w.link[i] = 0;
 }
 
 static struct container_env env = {
@@ -202,6 +241,8 @@ static void world_reset(void)
 {
 	char cmd[256];
 
+	if (w.lock_rd > 0)
+		close(w.lock_rd);
 	if (w.tmp[0]) {
 		snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", w.tmp);
 		if (system(cmd) != 0)
@@ -304,6 +345,25 @@ static void t_id_reuse_live(void)
 	record_free(&rec);
 }
 
+/* The same container's hook again rewrites; another container with its id
+ * in the same (shared) cgroup does not, while the first one's init runs. */
+static void t_same_id_same_cgroup(void)
+{
+	bool refused = false;
+
+	cg("/a", 10);
+	proc(0, 100, 5);
+	proc(1, 101, 6);
+	ASSERT_OK(guard("web", 100, "/a", NULL));
+	ASSERT_OK(guard("web", 100, "/a", NULL));
+	ASSERT_ERR(-EBUSY, guard("web", 101, "/a", &refused));
+	ASSERT_MSG("already guarding cgroup /a for a running container (pid 100)");
+	ASSERT_TRUE(refused);
+	/* Once it has ended (pid gone, or another process now), it may. */
+	proc(0, 100, 7);
+	ASSERT_OK(guard("web", 101, "/a", NULL));
+}
+
 static void t_id_reuse_gone_moves(void)
 {
 	struct nsguard_record rec = { 0 };
@@ -355,7 +415,7 @@ static void t_above_stale_record(void)
 	proc(1, 101, 6);
 	ASSERT_OK(guard("inner", 100, "/a/c", NULL));
 	/* A record whose link is gone, or whose cgroup is, holds no place. */
-	f_detach(12);
+	unpin_link(12);
 	ASSERT_OK(guard("outer", 101, "/a", NULL));
 }
 
@@ -399,6 +459,7 @@ static void t_attach_fails(void)
 	w.attach_err = -EPERM;
 	ASSERT_ERR(-EPERM, guard("web", 0, "/a", NULL));
 	ASSERT_TRUE(!has_record("web"));
+	ASSERT_TRUE(!f_link_pinned(10));
 }
 
 static void t_unguard_init_running(void)
@@ -454,9 +515,8 @@ static void t_unguard_unknown(void)
 
 static void t_unguard_cgroup(void)
 {
-	cleanup_free char *id1 = NULL, *id2 = NULL, *id3 = NULL;
+	cleanup_free char *id1 = NULL, *id2 = NULL;
 	char *id4 = NULL;
-	struct nsguard_policy pol = allow2;
 
 	cg("/a", 10);
 	cg("/b", 11);
@@ -473,7 +533,7 @@ static void t_unguard_cgroup(void)
 	ASSERT_STREQ("db", id2);
 	ASSERT_TRUE(!f_link_pinned(11) && !has_record("db"));
 	/* A link without a record (an attach that failed to record). */
-	ASSERT_OK(f_attach(-1, 12, &pol, &id3));
+	pin_link(12);
 	ASSERT_OK(container_unguard_cgroup(&env, "/c", &id4));
 	ASSERT_TRUE(id4 == NULL);
 	ASSERT_TRUE(!f_link_pinned(12));
@@ -485,8 +545,7 @@ static void t_unguard_cgroup(void)
 
 static void t_gc(void)
 {
-	cleanup_free char *out = NULL, *pin = NULL, *pin2 = NULL;
-	struct nsguard_policy pol = allow2;
+	cleanup_free char *out = NULL;
 	size_t len = 0;
 	FILE *f;
 
@@ -499,8 +558,8 @@ static void t_gc(void)
 	ASSERT_OK(guard("again", 0, "/again", NULL));
 	cg_gone("/gone");
 	cg("/again", 13); /* re-created: same path, new id */
-	ASSERT_OK(f_attach(-1, 50, &pol, &pin)); /* no record, cgroup gone */
-	ASSERT_OK(f_attach(-1, 51, &pol, &pin2)); /* no record, cgroup alive */
+	pin_link(50); /* no record, cgroup gone */
+	pin_link(51); /* no record, cgroup alive */
 	f = open_memstream(&out, &len);
 	ASSERT_TRUE(f != NULL);
 	ASSERT_OK(container_gc(&env, f));
@@ -580,6 +639,18 @@ static void t_learn_writes_suggestion(void)
 	ASSERT_SUBSTR("\"nsguard.io/userns.max-depth\":\"1\"", gone);
 }
 
+/* The learned map had no room at attach: detach with a warning, no file. */
+static void t_learn_nothing_kept(void)
+{
+	char *text = NULL;
+
+	ASSERT_OK(guard_learn("ci", "/ci", 10, 2, 1u << 1));
+	w.no_learned = true;
+	ASSERT_OK(container_unguard(&env, "ci", false));
+	ASSERT_TRUE(!f_link_pinned(10) && !has_record("ci"));
+	ASSERT_ERR(-ENOENT, learn_read(w.learndir, "ci", &text));
+}
+
 static void t_learn_write_fails(void)
 {
 	char *text = NULL;
@@ -609,6 +680,7 @@ void suite_container(void)
 	CASE("same-cgroup-other-id-refused", t_same_cgroup_other_id);
 	CASE("id-reuse-live-refused", t_id_reuse_live);
 	CASE("id-reuse-gone-moves", t_id_reuse_gone_moves);
+	CASE("same-id-same-cgroup", t_same_id_same_cgroup);
 	CASE("above-another-refused", t_above_another);
 	CASE("above-stale-record-allowed", t_above_stale_record);
 	CASE("below-another-refused", t_below_another);
@@ -622,6 +694,7 @@ void suite_container(void)
 	CASE("gc", t_gc);
 	CASE("learn-writes-suggestion", t_learn_writes_suggestion);
 	CASE("learn-write-fails", t_learn_write_fails);
+	CASE("learn-nothing-kept", t_learn_nothing_kept);
 	world_reset();
 	rmdir(w.tmp);
 }

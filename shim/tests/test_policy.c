@@ -217,6 +217,11 @@ static const struct count_row count_rows[] = {
 	{ "learn-not-allowed-by-default", UNLIMITED, 0, { { MODE, "learn" } }, -EPERM, 0, 0,
 	  "userns=learn is not permitted: allowed-modes is deny, audit, allow" },
 	{ "learn-allowed", 7, M(LEARN), { { MODE, "learn" } }, 0, NSGUARD_MODE_LEARN, 7, NULL },
+	{ "learn-count-above-ceiling", 7, M(LEARN), { { MODE, "learn" }, { COUNT, "8" } }, -EPERM,
+	  0, 0, "max-count=8 exceeds the administrator's max-count 7" },
+	{ "count-default-deny-gets-0", 5, 0, { { NULL, NULL } }, 0, DENY, 0, NULL },
+	{ "count-with-default-deny", UNLIMITED, 0, { { COUNT, "2" } }, -EINVAL, 0, 0,
+	  "max-count=2 conflicts with the default-mode deny" },
 };
 
 static void check_count(const struct count_row *r)
