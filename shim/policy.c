@@ -256,7 +256,7 @@ const char *policy_errno_show(__u32 err)
 
 const struct policy_field policy_fields[POLICY_FIELD_COUNT] = {
 	[POLICY_MODE] = {
-		.name = "mode", .metavar = "deny|audit|allow", .annotation = ANNOTATION_MODE,
+		.name = "mode", .metavar = "deny|audit|allow|learn", .annotation = ANNOTATION_MODE,
 		.json = "mode", FIELD(mode), .record_name = true, .unshow = policy_mode_unshow,
 		.parse = policy_mode_parse, .show = policy_mode_name,
 		.invalid = "not a mode (deny, audit, allow, learn)",

@@ -17,11 +17,13 @@
 
 /*
  * Resolve the policy for one container.  Fills the fields with an annotation
- * (mode, max_depth, err); the caller fills base_level and cgroup_id.  Refuses (-EINVAL, or -EPERM
+ * (mode, max_depth, err, max_count); the caller fills base_level and
+ * cgroup_id.  Refuses (-EINVAL, or -EPERM
  * when the admin config forbids it, with a message naming the annotation
  * and the limit): an unknown nsguard.io/ key, an unknown mode or errno, a
  * depth that is not a decimal number in 0..NSGUARD_MAX_DEPTH or above the
- * admin's max-depth, a mode not in allowed-modes, max-depth with mode deny.
+ * admin's max-depth (likewise a count and max-count), a mode not in
+ * allowed-modes, max-depth or max-count with mode deny.
  */
 int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
 		   size_t n, struct nsguard_policy *out);
