@@ -689,7 +689,9 @@ int guard_read_usage_any(const char *dir, const char *map, __u64 cgroup_id, __u3
 
 int guard_learn_start(struct guard *g, __u64 cgroup_id, const struct nsguard_usage *from)
 {
-	int err = bpf_map_update_elem(g->learned_fd, &cgroup_id, from, BPF_NOEXIST);
+	/* learn-full: as if NSGUARD_LEARN_MAX learn-mode containers ran. */
+	int err = fault("learn-full") ? -E2BIG :
+		  bpf_map_update_elem(g->learned_fd, &cgroup_id, from, BPF_NOEXIST);
 
 	if (err == -EEXIST)
 		return 0;

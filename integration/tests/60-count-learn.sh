@@ -105,9 +105,11 @@ case_learn() {
 	learn_run "$id-depth1" --mode allow --depth 1 --ann "$COUNT=6" || return 1
 	[ "$CT_RC" != 0 ] || { CT_WHY="workload passed with max-depth 1"; return 1; }
 	want_run "workload with max-depth 1" "$CT_RC" "*nest: fail level=2 errno=EPERM*" || return 1
+	want_eq "events, max-depth 1" "$(ct_events "$id-depth1" 1)" "deny:depth:EPERM:d2" || return 1
 	learn_run "$id-count5" --mode allow --depth 2 --ann "$COUNT=5" || return 1
 	[ "$CT_RC" != 0 ] || { CT_WHY="workload passed with max-count 5"; return 1; }
-	want_run "workload with max-count 5" "$CT_RC" "*nest: fail level=2 errno=EPERM*"
+	want_run "workload with max-count 5" "$CT_RC" "*nest: fail level=2 errno=EPERM*" || return 1
+	want_eq "events, max-count 5" "$(ct_events "$id-count5" 1)" "deny:count:EPERM:d2"
 }
 ct_case learn/suggests-tightest case_learn
 
@@ -119,6 +121,19 @@ case_learn_none() {
 	want_eq "nsguard suggest" "$(suggestion "$id")" "nsguard.io/userns=deny"
 }
 ct_case learn/none-gets-deny case_learn_none
+
+# Learn mode allows only what the admin's limits allow, and the suggestion
+# says what was allowed.
+case_learn_limits() {
+	local id=learn-limits-$S conf
+	conf=$(ct_conf "learn4-$S" "allowed-modes = deny, learn" "learn-dir = $LEARN_DIR" "max-count = 4")
+	learn_run "$id" --mode learn --conf "$conf" || return 1
+	[ "$CT_RC" != 0 ] || { CT_WHY="six namespaces in learn mode under max-count 4"; return 1; }
+	want_run "workload in learn mode, max-count 4" "$CT_RC" "*nest: fail level=1 errno=EPERM*" || return 1
+	want_eq "nsguard suggest" "$(suggestion "$id")" \
+		"nsguard.io/userns=allow nsguard.io/userns.max-depth=2 $COUNT=4"
+}
+ct_case learn/within-admin-limits case_learn_limits
 
 # While it runs, suggest says what it has needed so far; the file comes at the end.
 case_learn_running() {
@@ -171,3 +186,31 @@ case_upgrade_count() {
 	rmdir "$cg"
 }
 ct_hook_case count/upgrade-carries-count case_upgrade_count
+
+# --- a full learned map (NSGUARD_LEARN_MAX learn-mode containers; the fault
+# build pretends) costs the suggestion, never the guard: with fail-mode open
+# the container is still guarded within the admin's limits.
+FAULT_BIN=${NSGUARD_FAULT_BIN:-$(dirname "$NSGUARD")/nsguard-fault}
+case_learn_full() {
+	local id=learn-full-$S cg pid conf
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	conf=$(ct_conf "learn-open-$S" "allowed-modes = deny, learn" "learn-dir = $LEARN_DIR" \
+		"max-count = 1" "fail-mode = open")
+	mkdir -p "$cg" || { CT_WHY="mkdir $cg"; return 1; }
+	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	ct_bundle "$id" --cgpath "/$CT_CGPARENT/$id" -- true || return 1
+	CT_OUT=$(ct_state "$id" "$pid" "$CT_WORK/b/$id" '{"nsguard.io/userns":"learn"}' |
+		NSGUARD_FAULT=learn-full "$FAULT_BIN" hook createRuntime --config "$conf" 2>&1)
+	CT_RC=$?
+	want_run "hook, learned map full (fail-mode open)" 0 "*no suggestion will be written*" || return 1
+	[ -e "$CT_PINS/links/$(ct_cgid "$cg")" ] || { CT_WHY="not guarded: $(ct_tail)"; return 1; }
+	ct_run_in "$cg" "$NSG_USERNS" seq 2
+	want_run "seq 2 under max-count 1" 1 "seq: fail created=1 errno=EPERM" || return 1
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	CT_OUT=$(printf '%s' "$(ct_state "$id" 0 "$CT_WORK/b/$id")" |
+		"$NSGUARD" hook poststop --config "$conf" 2>&1)
+	want_eq "suggestion file" "$(ls "$LEARN_DIR/$id.json" 2>/dev/null)" "" || return 1
+	rmdir "$cg"
+}
+ct_hook_case learn/map-full-still-guarded case_learn_full
