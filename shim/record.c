@@ -66,36 +66,23 @@ static int record_path(const char *dir, const char *id, char **path)
 	return 0;
 }
 
-static char *u64_str(__u64 v)
-{
-	char *s = NULL;
-
-	if (asprintf(&s, "%" PRIu64, (uint64_t)v) < 0)
-		return NULL;
-	return s;
-}
-
 static cJSON *record_to_json(const struct nsguard_record *rec)
 {
-	cleanup_free char *cg_id = u64_str(rec->cgroup_id);
-	cleanup_free char *pol_id = u64_str(rec->policy.cgroup_id);
-	cleanup_free char *start = NULL;
 	cleanup_cjson cJSON *doc = cJSON_CreateObject();
 	cJSON *pol;
 
-	if (!doc || !cg_id || !pol_id)
+	if (!doc)
 		return NULL;
 	if (!cJSON_AddNumberToObject(doc, "version", RECORD_VERSION) ||
 	    !cJSON_AddStringToObject(doc, "id", rec->id) ||
 	    !cJSON_AddStringToObject(doc, "cgroup", rec->cgroup_path) ||
-	    !cJSON_AddStringToObject(doc, "cgroup_id", cg_id))
+	    !json_add_u64(doc, "cgroup_id", rec->cgroup_id))
 		return NULL;
 	if (!(rec->link_pin ? cJSON_AddStringToObject(doc, "link_pin", rec->link_pin)
 			    : cJSON_AddNullToObject(doc, "link_pin")))
 		return NULL;
 	if (rec->pid && (!cJSON_AddNumberToObject(doc, "pid", rec->pid) ||
-			 !(start = u64_str(rec->start_time)) ||
-			 !cJSON_AddStringToObject(doc, "start_time", start)))
+			 !json_add_u64(doc, "start_time", rec->start_time)))
 		return NULL;
 	if (rec->shared && !cJSON_AddTrueToObject(doc, "shared"))
 		return NULL;
@@ -112,7 +99,7 @@ static cJSON *record_to_json(const struct nsguard_record *rec)
 				     : cJSON_AddNumberToObject(pol, f->json, v)))
 			return NULL;
 	}
-	if (!cJSON_AddStringToObject(pol, "cgroup_id", pol_id))
+	if (!json_add_u64(pol, "cgroup_id", rec->policy.cgroup_id))
 		return NULL;
 	return steal_pointer(&doc);
 }

@@ -44,12 +44,23 @@ case_big_state() {
 }
 ct_hook_case fail/state-over-1MiB case_big_state
 
+# exited PID: wait (5 s at most) until PID has exited (gone, or a zombie
+# nobody has reaped yet).  ct_spawn_in's process is not this shell's child,
+# so `wait` cannot.
+exited() {
+	local st
+	for _ in $(seq 50); do
+		st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 0
+		[ "$st" = Z ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 case_dead_pid() {
 	local cg=$CT_CGFS/$CT_CGPARENT/dead-$S pid
 	pid=$(ct_spawn_in "$cg" true) || return 1
-	wait "$pid" 2>/dev/null
-	sleep 0.2
-	[ ! -e "/proc/$pid" ] || { CT_WHY="pid $pid did not exit"; return 1; }
+	exited "$pid" || { CT_WHY="pid $pid did not exit"; return 1; }
 	hook_fails "exited pid" 1 "$(ct_state "dead-$S" "$pid")" --config "$CT_CONF" || return 1
 	hook_fails "pid 0" 1 "$(ct_state "dead-$S" 0)" --config "$CT_CONF" || return 1
 	want_eq "no record" "$(ct_status "dead-$S")" missing || return 1
@@ -196,8 +207,7 @@ ct_case fail/bad-config crun_refuses bad-conf "*" --conf "$(ct_conf bad 'default
 case_open_dead_pid() {
 	local cg=$CT_CGFS/$CT_CGPARENT/open-dead-$S pid
 	pid=$(ct_spawn_in "$cg" true) || return 1
-	wait "$pid" 2>/dev/null
-	sleep 0.2
+	exited "$pid" || { CT_WHY="pid $pid did not exit"; return 1; }
 	ct_hook createRuntime "$(ct_state "open-dead-$S" "$pid")" --config "$OPEN_CONF"
 	want_eq "exit with fail-mode open" "$CT_RC" 0 || return 1
 	want_run "warning" 0 "nsguard: warning: fail-mode open, container open-dead-$S runs unguarded: *" || return 1
