@@ -52,7 +52,7 @@ static int show_one(const struct nsguard_record *rec, void *data)
 		printf("  created:    %u/%s user namespaces, deepest %u\n", pol.created,
 		       policy_field_show(&policy_fields[POLICY_MAX_COUNT], pol.max_count, num,
 					 sizeof(num)),
-		       policy_deepest(&pol));
+		       policy_deepest(pol.depths));
 		printf("  allowed:    %llu\n", (unsigned long long)cnt.allowed);
 		printf("  denied:     %llu\n", (unsigned long long)cnt.denied);
 		printf("  audited:    %llu\n", (unsigned long long)cnt.audited);
@@ -78,7 +78,7 @@ static int show_one(const struct nsguard_record *rec, void *data)
 			return -ENOMEM;
 	}
 	if (!cJSON_AddNumberToObject(o, "created", pol.created) ||
-	    !cJSON_AddNumberToObject(o, "deepest", policy_deepest(&pol)) ||
+	    !cJSON_AddNumberToObject(o, "deepest", policy_deepest(pol.depths)) ||
 	    !cJSON_AddBoolToObject(o, "attached", attached) ||
 	    !json_add_u64(o, "allowed", cnt.allowed) ||
 	    !json_add_u64(o, "denied", cnt.denied) ||

@@ -15,13 +15,6 @@
 
 #define SUGGESTION_MAX 4096
 
-static __u32 usage_deepest(const struct nsguard_usage *used)
-{
-	struct nsguard_policy p = { .depths = used->depths };
-
-	return policy_deepest(&p);
-}
-
 int learn_suggest(const char *id, const struct nsguard_usage *used, char **text)
 {
 	cleanup_cjson cJSON *doc = cJSON_CreateObject();
@@ -30,11 +23,11 @@ int learn_suggest(const char *id, const struct nsguard_usage *used, char **text)
 	bool none = used->created == 0;
 
 	*text = NULL;
-	snprintf(depth, sizeof(depth), "%u", usage_deepest(used));
+	snprintf(depth, sizeof(depth), "%u", policy_deepest(used->depths));
 	snprintf(count, sizeof(count), "%u", used->created);
 	if (doc && cJSON_AddStringToObject(doc, "id", id) &&
 	    cJSON_AddNumberToObject(doc, "created", used->created) &&
-	    cJSON_AddNumberToObject(doc, "deepest", usage_deepest(used)) &&
+	    cJSON_AddNumberToObject(doc, "deepest", policy_deepest(used->depths)) &&
 	    (ann = cJSON_AddObjectToObject(doc, "annotations")) &&
 	    cJSON_AddStringToObject(ann, ANNOTATION_MODE, none ? "deny" : "allow") &&
 	    (none || (cJSON_AddStringToObject(ann, ANNOTATION_MAX_DEPTH, depth) &&

@@ -290,9 +290,9 @@ const struct policy_field policy_fields[POLICY_FIELD_COUNT] = {
 	},
 };
 
-__u32 policy_deepest(const struct nsguard_policy *pol)
+__u32 policy_deepest(__u64 depths)
 {
-	return pol->depths ? 63 - (__u32)__builtin_clzll(pol->depths) : 0;
+	return depths ? 63 - (__u32)__builtin_clzll(depths) : 0;
 }
 
 const char *policy_field_show(const struct policy_field *f, __u32 v, char *buf, size_t len)

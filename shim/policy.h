@@ -83,8 +83,9 @@ const char *policy_field_show(const struct policy_field *f, __u32 v, char *buf, 
 /* "mode deny, max-depth 0, errno EPERM, base-level 1" (every field). */
 void policy_describe(const struct nsguard_policy *p, char *buf, size_t len);
 
-/* The deepest level a namespace was allowed at (pol->depths), 0 if none. */
-__u32 policy_deepest(const struct nsguard_policy *pol);
+/* The deepest level a namespace was allowed at, from a depths bit set
+ * (struct nsguard_policy or nsguard_usage); 0 if none. */
+__u32 policy_deepest(__u64 depths);
 
 const char *policy_mode_name(__u32 mode); /* "deny", "audit", "allow", "learn", "none" */
 int policy_mode_parse(const char *s, __u32 *mode); /* 0 or -EINVAL */

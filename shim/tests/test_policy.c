@@ -259,9 +259,9 @@ static void t_describe(void)
 	pol.depths = (1u << 1) | (1u << 2);
 	policy_describe(&pol, buf, sizeof(buf));
 	ASSERT_SUBSTR("max-count 6", buf);
-	ASSERT_EQ(2, policy_deepest(&pol));
+	ASSERT_EQ(2, policy_deepest(pol.depths));
 	pol.depths = 0;
-	ASSERT_EQ(0, policy_deepest(&pol));
+	ASSERT_EQ(0, policy_deepest(pol.depths));
 }
 
 void suite_policy(void)
