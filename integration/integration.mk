@@ -5,9 +5,11 @@ CLIENTS_TIMEOUT ?= 1800
 
 .PHONY: check-host check-guest check-clients vm-shell vm-test
 
-# Host-side checks of the harness and the kernel tree check.
-check-host: $(BZIMAGE) | $(RESULTS)
+# Host-side checks of the harness and the kernel tree check, and the host
+# tests of the built binary's command line (shim/tests/cli-*.sh, no bpf()).
+check-host: $(BZIMAGE) all | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) tree kernel-patches/test-check-tree
+	$(Q)integration/run-part $(RESULTS) cli shim/tests/cli-run
 	$(Q)integration/run-part $(RESULTS) harness integration/test-harness
 
 # The guest suite: every integration/tests/NN-*.sh in one booted guest.

@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "container.h"
+#include "json.h"
 #include "log.h"
 #include "policy.h"
 #include "util.h"
@@ -43,6 +44,7 @@ static int cgroup_arg(const char *arg, char **rel_out)
 
 struct args {
 	const char *cgroup, *id;
+	bool json;
 	const char *field[POLICY_FIELD_COUNT];
 };
 
@@ -55,10 +57,10 @@ static int attach_opt(int opt, const char *arg, void *data)
 		a->cgroup = arg;
 	else if (opt == 'i')
 		a->id = arg;
-	else if (a->field[i])
-		return cmd_usage("attach: option '--%s' given twice", policy_fields[i].name);
+	else if (opt == 'j')
+		a->json = true;
 	else
-		a->field[i] = arg;
+		a->field[i] = arg; /* cmd_options refuses an option given twice */
 	return 0;
 }
 
@@ -78,23 +80,42 @@ static int attach_policy(const struct nsguard_config *cfg, const struct args *a,
 
 		if (!a->field[i])
 			continue;
-		if (f->annotation) {
-			ann[n++] = (struct oci_annotation){ (char *)f->annotation,
-							    (char *)a->field[i] };
-			continue;
-		}
+		/* A value that does not parse is a usage error (exit 2). */
 		if (f->parse(a->field[i], &v) < 0)
 			return cmd_usage("attach: --%s '%s' is %s", f->name, a->field[i], f->invalid);
-		policy_field_set(pol, f, v);
+		if (f->annotation)
+			ann[n++] = (struct oci_annotation){ (char *)f->annotation,
+							    (char *)a->field[i] };
+		else
+			policy_field_set(pol, f, v);
 	}
 	return policy_resolve(cfg, ann, n, pol);
 }
 
+/*
+ * attach and detach --json: {"id", "cgroup", "attached"} and for attach the
+ * cgroup id and the policy, keyed as in status --json.
+ */
+static int print_json(const char *id, const char *path, __u64 cgid,
+		      const struct nsguard_policy *pol, bool attached)
+{
+	cleanup_cjson cJSON *o = cJSON_CreateObject();
+
+	if (!o || !(id ? cJSON_AddStringToObject(o, "id", id) : cJSON_AddNullToObject(o, "id")) ||
+	    !(path ? cJSON_AddStringToObject(o, "cgroup", path)
+		   : cJSON_AddNullToObject(o, "cgroup")) ||
+	    !cJSON_AddBoolToObject(o, "attached", attached) ||
+	    (pol && (!json_add_u64(o, "cgroup_id", cgid) || !json_add_policy(o, pol))))
+		return nsg_fail(ENOMEM, "out of memory");
+	return json_print(o);
+}
+
 int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct option opts[POLICY_FIELD_COUNT + 3] = {
+	struct option opts[POLICY_FIELD_COUNT + 4] = {
 		{ "cgroup", required_argument, NULL, 'g' },
 		{ "id", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
 	};
 	struct nsguard_policy pol = { 0 };
 	cleanup_free char *path = NULL, *defid = NULL;
@@ -107,7 +128,7 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 	int err = 0;
 
 	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++)
-		opts[2 + i] = (struct option){ policy_fields[i].name, required_argument, NULL,
+		opts[3 + i] = (struct option){ policy_fields[i].name, required_argument, NULL,
 					       OPT_FIELD + (int)i };
 	err = cmd_options("attach", argc, argv, opts, attach_opt, &a);
 	if (err)
@@ -117,13 +138,9 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 	if (a.id && !oci_id_valid(a.id))
 		return cmd_usage("attach: --id '%s' is not a valid name ([A-Za-z0-9_.+-], not "
 				 "starting with '.')", a.id);
-	err = cmd_require_privileges();
-	if (err)
-		return err;
-	err = cmd_load_config(ctx, &cfg) ?: attach_policy(&cfg, &a, &pol);
-	if (err)
-		return err;
-	err = cgroup_arg(a.cgroup, &path);
+	/* Every mistake in the command line is reported before privileges. */
+	err = cmd_load_config(ctx, &cfg) ?: attach_policy(&cfg, &a, &pol) ?:
+	      cgroup_arg(a.cgroup, &path) ?: cmd_require_privileges();
 	if (err)
 		return err;
 	err = cgroup_id_of_path(CGROUP_ROOT, path, &cgid);
@@ -141,6 +158,8 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 	err = container_guard(&container_env_live, &spec, &pol, &refused);
 	if (err)
 		return nsg_fail_context(err, "attach %s", path);
+	if (a.json)
+		return print_json(a.id, path, cgid, &pol, true);
 	policy_describe(&pol, desc, sizeof(desc));
 	printf("attached %s to cgroup %s (id %llu): %s\n", a.id, path, (unsigned long long)cgid,
 	       desc);
@@ -153,8 +172,10 @@ static int detach_opt(int opt, const char *arg, void *data)
 
 	if (opt == 'g')
 		a->cgroup = arg;
-	else
+	else if (opt == 'i')
 		a->id = arg;
+	else
+		a->json = true;
 	return 0;
 }
 
@@ -163,6 +184,7 @@ int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "cgroup", required_argument, NULL, 'g' },
 		{ "id", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
 		{},
 	};
 	cleanup_free char *path = NULL, *id = NULL;
@@ -176,7 +198,7 @@ int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage("detach: give exactly one of --cgroup PATH and --id NAME");
 	if (a.id && !oci_id_valid(a.id))
 		return cmd_usage("detach: --id '%s' is not a valid name", a.id);
-	err = cmd_require_privileges();
+	err = (a.cgroup ? cgroup_arg(a.cgroup, &path) : 0) ?: cmd_require_privileges();
 	if (err)
 		return err;
 
@@ -187,15 +209,16 @@ int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv)
 					a.id, NSGUARD_RECORD_DIR, a.id);
 		if (err)
 			return nsg_fail_context(err, "detach %s", a.id);
+		if (a.json)
+			return print_json(a.id, NULL, 0, NULL, false);
 		printf("detached %s\n", a.id);
 		return 0;
 	}
-	err = cgroup_arg(a.cgroup, &path);
-	if (err)
-		return err;
 	err = container_unguard_cgroup(&container_env_live, path, &id);
 	if (err)
 		return nsg_fail_context(err, "detach");
+	if (a.json)
+		return print_json(id, path, 0, NULL, false);
 	if (id)
 		printf("detached %s (cgroup %s)\n", id, path);
 	else

@@ -11,10 +11,14 @@
 #include "cmd.h"
 #include "config.h"
 #include "log.h"
+#include "util.h"
 
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
+
+/* The command whose options are being read, for "see nsguard CMD --help". */
+static const char *usage_cmd;
 
 int cmd_usage(const char *fmt, ...)
 {
@@ -25,27 +29,101 @@ int cmd_usage(const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	cmd_usage_error = true;
-	return nsg_fail(EINVAL, "%s (see nsguard --help)", buf);
+	return nsg_fail(EINVAL, "%s (see nsguard %s%s--help)", buf, usage_cmd ?: "",
+			usage_cmd ? " " : "");
+}
+
+struct cmd_ctx *cmd_current;
+
+/* Options any command takes; given before the command they are main()'s. */
+enum { OPT_HELP = 0x1000, OPT_VERBOSE, OPT_CONFIG };
+static const struct option global_opts[] = {
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+};
+/* The options a command line may repeat: the others given twice are errors. */
+static const char *const repeatable[] = { "verbose", "annotation" };
+
+static bool is_repeatable(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(repeatable); i++)
+		if (strcmp(name, repeatable[i]) == 0)
+			return true;
+	return false;
+}
+
+static int global_opt(int opt, const char *cmd, const char *arg)
+{
+	switch (opt) {
+	case 'h':
+	case OPT_HELP:
+		cmd_help(cmd, stdout);
+		fflush(stdout);
+		exit(0);
+	case 'v':
+	case OPT_VERBOSE:
+		nsg_set_verbose(nsg_verbose() + 1);
+		return 0;
+	default: /* OPT_CONFIG */
+		if (cmd_current)
+			cmd_current->config_path = arg;
+		return 0;
+	}
+}
+
+int cmd_options_args(const char *cmd, int argc, char **argv, const struct option *opts,
+		     int (*fn)(int opt, const char *arg, void *data), void *data,
+		     const char **args, size_t n_args)
+{
+	struct option all[64];
+	unsigned char seen[64] = { 0 };
+	size_t n = 0, i, k = 0;
+	int opt, idx, err = 0;
+
+	usage_cmd = cmd;
+	for (; opts && opts[n].name; n++)
+		if (n >= ARRAY_SIZE(all) - ARRAY_SIZE(global_opts) - 1)
+			return nsg_fail(E2BIG, "%s: too many options", cmd);
+	if (n)
+		memcpy(all, opts, n * sizeof(*all));
+	/* A command's own option of the same name wins. */
+	for (i = 0; i < ARRAY_SIZE(global_opts); i++) {
+		bool own = false;
+
+		for (size_t j = 0; j < n && !own; j++)
+			own = strcmp(all[j].name, global_opts[i].name) == 0;
+		if (!own)
+			all[n + k++] = global_opts[i];
+	}
+	all[n + k] = (struct option){ 0 };
+
+	/* No '+': options and arguments may come in any order. */
+	while ((idx = -1, opt = getopt_long(argc, argv, ":hv", all, &idx)) != -1) {
+		if (opt == ':')
+			return cmd_usage("%s: option '%s' needs an argument", cmd, argv[optind - 1]);
+		if (opt == '?')
+			return cmd_usage("%s: unknown option '%s'", cmd, argv[optind - 1]);
+		if (idx >= 0 && seen[idx]++ && !is_repeatable(all[idx].name))
+			return cmd_usage("%s: option '--%s' given twice", cmd, all[idx].name);
+		if (opt == 'h' || opt == 'v' || opt >= OPT_HELP)
+			err = global_opt(opt, cmd, optarg);
+		else
+			err = fn(opt, optarg, data);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < n_args; i++)
+		args[i] = optind < argc ? argv[optind++] : NULL;
+	if (optind < argc)
+		return cmd_usage("%s: unexpected argument '%s'", cmd, argv[optind]);
+	return 0;
 }
 
 int cmd_options(const char *cmd, int argc, char **argv, const struct option *opts,
 		int (*fn)(int opt, const char *arg, void *data), void *data)
 {
-	static const struct option none[] = { {} };
-	int opt, err = 0;
-
-	while ((opt = getopt_long(argc, argv, "+:", opts ?: none, NULL)) != -1) {
-		if (opt == ':')
-			return cmd_usage("%s: option '%s' needs an argument", cmd, argv[optind - 1]);
-		if (opt == '?')
-			return cmd_usage("%s: unknown option '%s'", cmd, argv[optind - 1]);
-		err = fn(opt, optarg, data);
-		if (err)
-			return err;
-	}
-	if (optind < argc)
-		return cmd_usage("%s: unexpected argument '%s'", cmd, argv[optind]);
-	return 0;
+	return cmd_options_args(cmd, argc, argv, opts, fn, data, NULL, 0);
 }
 
 int cmd_set_flag(int opt, const char *arg, void *data)

@@ -1,16 +1,64 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* nsguard gc: forget containers whose cgroup is gone, and orphaned links. */
+/* nsguard gc [--json]: forget containers whose cgroup is gone, and orphaned links. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <cjson/cJSON.h>
 
 #include "cmd.h"
 #include "container.h"
+#include "json.h"
+#include "log.h"
+#include "util.h"
+
+struct gc_json {
+	cJSON *list;
+	bool oom;
+};
+
+static void removed_json(const struct gc_removal *r, void *data)
+{
+	struct gc_json *j = data;
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddItemToArray(j->list, o)) {
+		cJSON_Delete(o);
+		j->oom = true;
+		return;
+	}
+	if (!(r->id ? cJSON_AddStringToObject(o, "id", r->id) : cJSON_AddNullToObject(o, "id")) ||
+	    !(r->cgroup_path ? cJSON_AddStringToObject(o, "cgroup", r->cgroup_path)
+			     : cJSON_AddNullToObject(o, "cgroup")) ||
+	    !json_add_u64(o, "cgroup_id", r->cgroup_id) ||
+	    !cJSON_AddStringToObject(o, "why", r->why))
+		j->oom = true;
+}
 
 int cmd_gc(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{},
+	};
+	cleanup_cjson cJSON *doc = NULL;
+	struct gc_json j = { 0 };
+	bool json = false;
 	int err = 0;
 
-	err = cmd_options("gc", argc, argv, NULL, NULL, NULL) ?: cmd_require_privileges();
+	err = cmd_options("gc", argc, argv, opts, cmd_set_flag, &json) ?: cmd_require_privileges();
 	if (err)
 		return err;
-	return container_gc(&container_env_live, stdout);
+	if (!json)
+		return container_gc(&container_env_live, container_gc_print, stdout);
+
+	doc = cJSON_CreateObject();
+	j.list = doc ? cJSON_AddArrayToObject(doc, "removed") : NULL;
+	if (!j.list)
+		return nsg_fail(ENOMEM, "out of memory");
+	err = container_gc(&container_env_live, removed_json, &j);
+	/* What was removed is printed even when something else failed. */
+	if (j.oom)
+		return err ?: nsg_fail(ENOMEM, "out of memory");
+	return json_print(doc) ?: err;
 }

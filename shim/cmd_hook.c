@@ -117,29 +117,20 @@ static int hook_poststop(struct oci_state *st)
 	return 0;
 }
 
-static int hook_opt(int opt, const char *arg, void *data)
-{
-	struct cmd_ctx *ctx = data;
-
-	ctx->config_path = arg; /* --config, the only option */
-	return 0;
-}
-
 int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{},
-	};
 	struct oci_state st = { 0 };
-	const char *stage;
+	const char *stage = NULL;
 	bool attach;
 	int err = 0;
 
 	nsg_log_kmsg_fallback("/dev/kmsg");
-	if (argc < 2)
+	/* --config PATH is the global option, after the command as before it. */
+	err = cmd_options_args("hook", argc, argv, NULL, NULL, NULL, &stage, 1);
+	if (err)
+		return err;
+	if (!stage)
 		return cmd_usage("hook: STAGE missing (prestart, createRuntime or poststop)");
-	stage = argv[1];
 	if (strcmp(stage, "prestart") == 0 || strcmp(stage, "createRuntime") == 0)
 		attach = true;
 	else if (strcmp(stage, "poststop") == 0)
@@ -147,9 +138,6 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 	else
 		return cmd_usage("hook: unknown stage '%s' (prestart, createRuntime or poststop)",
 				 stage);
-	err = cmd_options("hook", argc - 1, argv + 1, opts, hook_opt, ctx);
-	if (err)
-		return err;
 
 	err = oci_state_read_fd(0, &st);
 	if (err) {

@@ -26,16 +26,14 @@ int cmd_suggest(struct cmd_ctx *ctx, int argc, char **argv)
 	struct nsguard_record rec = { 0 };
 	cleanup_free char *text = NULL;
 	struct nsguard_config cfg;
-	const char *id;
+	const char *id = NULL;
 	int err = 0;
 
-	if (argc < 2)
-		return cmd_usage("suggest: ID missing");
-	/* One argument, the id, after which nothing. */
-	err = cmd_options("suggest", argc - 1, argv + 1, NULL, NULL, NULL);
+	err = cmd_options_args("suggest", argc, argv, NULL, NULL, NULL, &id, 1);
 	if (err)
 		return err;
-	id = argv[1];
+	if (!id)
+		return cmd_usage("suggest: ID missing");
 	if (!oci_id_valid(id))
 		return cmd_usage("suggest: '%s' is not a valid container id", id);
 	err = cmd_load_config(ctx, &cfg);

@@ -347,7 +347,8 @@ int container_unguard_cgroup(const struct container_env *env, const char *cgroup
 
 struct gc {
 	const struct container_env *env;
-	FILE *out;
+	void (*removed)(const struct gc_removal *r, void *data);
+	void *data;
 	__u64 *kept; /* cgroup ids of the records that stay */
 	size_t n_kept;
 	int failed;
@@ -382,8 +383,10 @@ static int gc_record(const struct nsguard_record *rec, void *data)
 		gc->failed = err;
 		return 0;
 	}
-	fprintf(gc->out, "removed container %s (cgroup %s, id %llu: %s)\n", rec->id,
-		rec->cgroup_path, (unsigned long long)rec->cgroup_id, id ? "re-created" : "gone");
+	gc->removed(&(struct gc_removal){ .id = rec->id, .cgroup_path = rec->cgroup_path,
+					  .cgroup_id = rec->cgroup_id,
+					  .why = id ? "re-created" : "gone" },
+		    gc->data);
 	return 0;
 }
 
@@ -408,15 +411,27 @@ static int gc_links(struct gc *gc)
 			gc->failed = err;
 			continue;
 		}
-		fprintf(gc->out, "removed link %s/%llu (no record, cgroup gone)\n", NSGUARD_PIN_LINKS,
-			(unsigned long long)ids[i]);
+		gc->removed(&(struct gc_removal){ .cgroup_id = ids[i],
+						  .why = "no record, cgroup gone" },
+			    gc->data);
 	}
 	return 0;
 }
 
-int container_gc(const struct container_env *env, FILE *out)
+void container_gc_print(const struct gc_removal *r, void *out)
 {
-	struct gc gc = { .env = env, .out = out };
+	if (r->id)
+		fprintf(out, "removed container %s (cgroup %s, id %llu: %s)\n", r->id,
+			r->cgroup_path, (unsigned long long)r->cgroup_id, r->why);
+	else
+		fprintf(out, "removed link %s/%llu (%s)\n", NSGUARD_PIN_LINKS,
+			(unsigned long long)r->cgroup_id, r->why);
+}
+
+int container_gc(const struct container_env *env,
+		 void (*removed)(const struct gc_removal *r, void *data), void *data)
+{
+	struct gc gc = { .env = env, .removed = removed, .data = data };
 	cleanup_close int lock = -1;
 	int err = 0;
 

@@ -88,12 +88,23 @@ int container_unguard(const struct container_env *env, const char *id, bool forc
 int container_unguard_cgroup(const struct container_env *env, const char *cgroup_path,
 			     char **id_out);
 
+/* What gc removed: a container's record and link, or a bare link (id NULL). */
+struct gc_removal {
+	const char *id; /* the record's id; NULL for a link without a record */
+	const char *cgroup_path; /* NULL for a bare link */
+	__u64 cgroup_id;
+	const char *why; /* "gone", "re-created" or "no record, cgroup gone" */
+};
+
 /*
  * nsguard gc: forget the containers whose cgroup is gone or re-created (a
  * new id at the recorded path), and unpin links that have neither a record
- * nor a live cgroup.  One line per removal to out.  Entries that cannot be
- * removed are warned about and make it fail at the end.
+ * nor a live cgroup.  removed(r, data) for each removal.  Entries that
+ * cannot be removed are warned about and make it fail at the end.
  */
-int container_gc(const struct container_env *env, FILE *out);
+int container_gc(const struct container_env *env,
+		 void (*removed)(const struct gc_removal *r, void *data), void *data);
+/* A removed() for container_gc: one line to the FILE * data. */
+void container_gc_print(const struct gc_removal *r, void *out);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef NSGUARD_JSON_H
 #define NSGUARD_JSON_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include <cjson/cJSON.h>
 
@@ -19,5 +20,16 @@ static inline void cleanup_cjsonp(cJSON **p)
  * of memory.
  */
 cJSON *json_add_u64(cJSON *obj, const char *key, __u64 v);
+
+/*
+ * Add each policy field under its json key (policy_fields[]): names for the
+ * fields that have them (mode, errno, max-count), numbers otherwise.
+ * Returns false when out of memory.
+ */
+struct nsguard_policy;
+bool json_add_policy(cJSON *obj, const struct nsguard_policy *pol);
+
+/* Print doc on one line to stdout; 0 or -ENOMEM with a message. */
+int json_print(const cJSON *doc);
 
 #endif

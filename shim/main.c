@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* nsguard: global options, the command table and the single exit path. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "cmd.h"
 #include "log.h"
 #include "policy.h"
@@ -16,51 +18,108 @@
 
 bool cmd_usage_error;
 
-static const struct {
+/* One row per command: dispatch, the usage line and nsguard CMD --help. */
+static const struct command {
 	const char *name;
 	int (*fn)(struct cmd_ctx *ctx, int argc, char **argv);
+	const char *args; /* after the name */
+	const char *summary;
+	const char *options; /* option lines of CMD --help; NULL: none */
 } commands[] = {
-	{ "hook", cmd_hook },	  { "attach", cmd_attach }, { "detach", cmd_detach },
-	{ "status", cmd_status }, { "monitor", cmd_monitor }, { "gc", cmd_gc },
-	{ "check", cmd_check },	  { "upgrade", cmd_upgrade }, { "suggest", cmd_suggest },
+	{ "hook", cmd_hook, "STAGE", "the OCI hook; the runtime gives the state on stdin", NULL },
+	{ "attach", cmd_attach, "--cgroup PATH [--id NAME] [--json] [POLICY]",
+	  "guard a cgroup by hand, within the admin config's limits",
+	  "  --cgroup PATH     the cgroup, under " CGROUP_ROOT " or relative to it\n"
+	  "  --id NAME         the name of its record (default cgroup-ID)\n"
+	  "  --json            print the result as JSON\n" },
+	{ "detach", cmd_detach, "--cgroup PATH | --id NAME [--json]",
+	  "stop guarding a cgroup, or the cgroup of a container",
+	  "  --cgroup PATH     the guarded cgroup\n"
+	  "  --id NAME         the container (or attach --id) name\n"
+	  "  --json            print the result as JSON\n" },
+	{ "status", cmd_status, "[--json]", "guarded containers, counters, global state",
+	  "  --json            one JSON object (64-bit numbers as strings)\n" },
+	{ "monitor", cmd_monitor, "[--json] [--count N]", "stream deny and audit events",
+	  "  --json            one JSON object per line\n"
+	  "  --count N         stop after N events\n" },
+	{ "gc", cmd_gc, "[--json]", "forget containers whose cgroup is gone",
+	  "  --json            what was removed, as JSON\n" },
+	{ "check", cmd_check, "", "test the kernel and system requirements", NULL },
+	{ "upgrade", cmd_upgrade, "", "move guarded cgroups to this build's program", NULL },
+	{ "suggest", cmd_suggest, "ID", "the annotations a learn-mode container needs", NULL },
 };
+
+static const char global_help[] = "  -v, --verbose     more messages (twice: libbpf's debug log)\n"
+				  "  --config PATH     admin config (default " NSGUARD_DEFAULT_CONFIG
+				  ")\n"
+				  "  -h, --help        this help\n";
+
+/* attach takes an option for each policy field, from policy_fields[]. */
+static void policy_options_help(FILE *out)
+{
+	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
+		const struct policy_field *f = &policy_fields[i];
+		char opt[64];
+
+		snprintf(opt, sizeof(opt), "--%s %s", f->name, f->metavar);
+		/* A long one on a line of its own, as getopt-style help does. */
+		fprintf(out, strlen(opt) > 16 ? "  %s\n  %-17s " : "  %-17s%s ", opt, "");
+		if (f->annotation)
+			fprintf(out, "as the annotation %s\n", f->annotation);
+		else
+			fputs("set as given\n", out);
+	}
+}
+
+void cmd_help(const char *cmd, FILE *out)
+{
+	const struct command *c = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands) && !c; i++)
+		if (strcmp(commands[i].name, cmd) == 0)
+			c = &commands[i];
+	if (!c)
+		return;
+	fprintf(out, "Usage: nsguard %s%s%s\n\n%c%s.\n", c->name, c->args[0] ? " " : "",
+		c->args, toupper((unsigned char)c->summary[0]), c->summary + 1);
+	if (c->fn == cmd_hook)
+		fputs("\nSTAGE: createRuntime or prestart guards the container, poststop stops\n"
+		      "guarding it.\n",
+		      out);
+	if (c->fn == cmd_suggest)
+		fputs("\nID: the container's id, as the runtime gave it.\n", out);
+	fputs("\nOptions:\n", out);
+	if (c->options)
+		fputs(c->options, out);
+	if (c->fn == cmd_attach)
+		policy_options_help(out);
+	fputs(global_help, out);
+	fputs("\nSee nsguard(8).\n", out);
+}
 
 static void usage(FILE *out)
 {
-	fputs("Usage: nsguard [-v|--verbose] [--config PATH] COMMAND [ARGS]\n"
+	fputs("Usage: nsguard [OPTIONS] COMMAND [ARGS]\n"
 	      "\n"
 	      "Guard the user namespaces created inside a container's cgroup with BPF-LSM.\n"
 	      "\n"
-	      "Commands:\n"
-	      "  hook STAGE [--config PATH]    OCI hook (prestart|createRuntime attach, poststop\n"
-	      "                                detaches); the state JSON comes on stdin\n"
-	      "  attach --cgroup PATH [--id NAME]",
+	      "Commands:\n",
 	      out);
-	/* nsguard attach takes an option for each policy field. */
-	for (size_t i = 0, col = 34; i < POLICY_FIELD_COUNT; i++) {
-		const struct policy_field *f = &policy_fields[i];
-		size_t w = strlen(f->name) + strlen(f->metavar) + 6;
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		const struct command *c = &commands[i];
+		char line[128];
 
-		if (col + w > 80) {
-			fputs("\n        ", out);
-			col = 8;
-		}
-		col += fprintf(out, " [--%s %s]", f->name, f->metavar);
+		snprintf(line, sizeof(line), "%s %s", c->name, c->args);
+		fprintf(out, strlen(line) > 28 ? "  %s\n  %-28s  %s\n" : "  %-28s%s  %s\n", line, "",
+			c->summary);
 	}
 	fputs("\n"
-	      "  detach --cgroup PATH | --id NAME\n"
-	      "  status [--json]               guarded containers, counters, global state\n"
-	      "  monitor [--json] [--count N]  stream deny and audit events\n"
-	      "  gc                            forget containers whose cgroup is gone\n"
-	      "  check                         test the kernel and system requirements\n"
-	      "  upgrade                       move guarded cgroups to this build's program\n"
-	      "  suggest ID                    the annotations a learn-mode container needs\n"
+	      "Options (before or after the command):\n",
+	      out);
+	fputs(global_help, out);
+	fputs("  --version         print the version\n"
 	      "\n"
-	      "Options:\n"
-	      "  -v, --verbose     more messages (twice: libbpf's debug log)\n"
-	      "  --config PATH     admin config (default " NSGUARD_DEFAULT_CONFIG ")\n"
-	      "  -h, --help        this help\n"
-	      "  --version         print the version\n",
+	      "nsguard COMMAND --help describes a command; see nsguard(8).\n",
 	      out);
 }
 
@@ -115,6 +174,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* The command sees argv[0] = its name; getopt starts afresh. */
+	cmd_current = &ctx;
 	argc -= optind;
 	argv += optind;
 	optind = 0;

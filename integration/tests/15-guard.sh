@@ -310,6 +310,40 @@ c_gc_keeps_live() {
 }
 gcase gc-keeps-live c_gc_keeps_live
 
+# --json on attach, detach and gc: the same facts as their text lines.
+mkdir -p "$T/jsonme"
+c_attach_json() {
+	local out
+	out=$("$NSG" attach --cgroup smoke/jsonme --id jsonme --mode allow --max-depth 2 --json 2>&1) &&
+		jq -e --arg cgid "$(stat -c %i "$T/jsonme")" '.id == "jsonme" and
+			.cgroup == "/smoke/jsonme" and .cgroup_id == $cgid and .attached == true and
+			.mode == "allow" and .max_depth == 2' <<<"$out" >/dev/null || fails "$out"
+}
+gcase attach-json c_attach_json
+c_detach_json() {
+	local out
+	out=$("$NSG" detach --id jsonme --json 2>&1) &&
+		jq -e '.id == "jsonme" and .attached == false' <<<"$out" >/dev/null &&
+		[ ! -e /run/nsguard/containers/jsonme.json ] || fails "$out"
+	"$NSG" attach --cgroup smoke/jsonme --id jsonme2 >/dev/null || fails "re-attach failed"
+	out=$("$NSG" detach --cgroup /sys/fs/cgroup/smoke/jsonme --json 2>&1) &&
+		jq -e '.id == "jsonme2" and .cgroup == "/smoke/jsonme" and .attached == false' \
+			<<<"$out" >/dev/null || fails "$out"
+}
+gcase detach-json c_detach_json
+c_gc_json() {
+	local out cgid
+	"$NSG" attach --cgroup smoke/jsonme --id jsonme3 >/dev/null || fails "attach failed"
+	cgid=$(stat -c %i "$T/jsonme")
+	rmdir "$T/jsonme"
+	out=$("$NSG" gc --json 2>&1) &&
+		jq -e --arg cgid "$cgid" '.removed | length == 1 and .[0].id == "jsonme3" and
+			.[0].cgroup == "/smoke/jsonme" and .[0].cgroup_id == $cgid and .[0].why == "gone"' \
+			<<<"$out" >/dev/null || fails "$out"
+	out=$("$NSG" gc --json 2>&1) && jq -e '.removed == []' <<<"$out" >/dev/null || fails "second gc: $out"
+}
+gcase gc-json c_gc_json
+
 # The OCI hook path: createRuntime attaches from the state, poststop detaches.
 # Not through incg: $! must be the process that joins the cgroup.  Like a
 # container's init, it has a cgroup and mount namespace of its own (as the

@@ -562,7 +562,7 @@ static void t_gc(void)
 	pin_link(51); /* no record, cgroup alive */
 	f = open_memstream(&out, &len);
 	ASSERT_TRUE(f != NULL);
-	ASSERT_OK(container_gc(&env, f));
+	ASSERT_OK(container_gc(&env, container_gc_print, f));
 	fclose(f);
 	ASSERT_TRUE(has_record("live") && f_link_pinned(10));
 	ASSERT_TRUE(!has_record("gone") && !f_link_pinned(11));
@@ -632,7 +632,7 @@ static void t_learn_writes_suggestion(void)
 	cg_gone("/gone");
 	f = open_memstream(&out, &len);
 	ASSERT_TRUE(f != NULL);
-	ASSERT_OK(container_gc(&env, f));
+	ASSERT_OK(container_gc(&env, container_gc_print, f));
 	fclose(f);
 	free(out);
 	gone = suggestion("gone");
