@@ -32,29 +32,39 @@ extern bool cmd_usage_error;
 /* Record a usage error (exit 2). */
 int cmd_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* One option of a command: what getopt needs, and its line in CMD --help. */
+struct cmd_option {
+	const char *name; /* --name */
+	const char *arg; /* the name of its argument ("PATH"); NULL for a flag */
+	int val; /* what fn gets */
+	const char *help;
+	bool repeat; /* may be given more than once */
+};
+/* -v/--verbose, --config PATH, -h/--help: every command's too. */
+extern const struct cmd_option cmd_global_options[];
+
 /*
  * The option loop every command shares: getopt_long over argv (argv[0] is
- * the command's name), fn(opt, optarg, data) for each option in opts (NULL:
- * the command takes none).  Every command also takes the global options
- * after its name: -h/--help (prints cmd_help() and exits 0), -v/--verbose
- * and --config PATH (into cmd_current).  A missing argument, an unknown
- * option, an option given twice (but --verbose and --annotation) and any
- * argument left over are usage errors naming cmd; fn's error stops the loop.
+ * the command's name), fn(val, optarg, data) for each option in opts (NULL:
+ * the command takes none; a {} row ends them).  Every command also takes
+ * the global options after its name: --help prints cmd_help() and exits 0,
+ * --verbose and --config go to cmd_current.  A missing argument, an unknown
+ * option, an option given twice (but a .repeat one) and any argument left
+ * over are usage errors naming cmd; fn's error stops the loop.
  */
-struct option;
-int cmd_options(const char *cmd, int argc, char **argv, const struct option *opts,
+int cmd_options(const char *cmd, int argc, char **argv, const struct cmd_option *opts,
 		int (*fn)(int opt, const char *arg, void *data), void *data);
 /*
  * The same for a command with up to n_args arguments besides its options,
  * in any order: args[i] is the i-th, or NULL when fewer were given.
  */
-int cmd_options_args(const char *cmd, int argc, char **argv, const struct option *opts,
+int cmd_options_args(const char *cmd, int argc, char **argv, const struct cmd_option *opts,
 		     int (*fn)(int opt, const char *arg, void *data), void *data,
 		     const char **args, size_t n_args);
 /* The context the global options after a command go to (set by main). */
 extern struct cmd_ctx *cmd_current;
-/* nsguard CMD --help: usage, what it does, its options (shim/main.c). */
-void cmd_help(const char *cmd, FILE *out);
+/* nsguard CMD --help: usage, what it does, opts and the global options. */
+void cmd_help(const char *cmd, const struct cmd_option *opts, FILE *out);
 /* An fn for a command whose one option is a flag: sets *(bool *)data. */
 int cmd_set_flag(int opt, const char *arg, void *data);
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* attach / detach: guard a cgroup by hand, or stop guarding one. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -112,11 +111,12 @@ static int print_json(const char *id, const char *path, __u64 cgid,
 
 int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct option opts[POLICY_FIELD_COUNT + 4] = {
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "id", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
+	struct cmd_option opts[POLICY_FIELD_COUNT + 4] = {
+		{ .name = "cgroup", .arg = "PATH", .val = 'g', .help = "the cgroup, under " CGROUP_ROOT " or relative to it" },
+		{ .name = "id", .arg = "NAME", .val = 'i', .help = "the name of its record (default cgroup-ID)" },
+		{ .name = "json", .val = 'j', .help = "print the result as JSON" },
 	};
+	char help[POLICY_FIELD_COUNT][96];
 	struct nsguard_policy pol = { 0 };
 	cleanup_free char *path = NULL, *defid = NULL;
 	struct container_spec spec;
@@ -127,9 +127,15 @@ int cmd_attach(struct cmd_ctx *ctx, int argc, char **argv)
 	__u64 cgid = 0;
 	int err = 0;
 
-	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++)
-		opts[3 + i] = (struct option){ policy_fields[i].name, required_argument, NULL,
-					       OPT_FIELD + (int)i };
+	/* An option for each policy field. */
+	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
+		const struct policy_field *f = &policy_fields[i];
+
+		snprintf(help[i], sizeof(help[i]), f->annotation ? "as the annotation %s" : "set as given",
+			 f->annotation);
+		opts[3 + i] = (struct cmd_option){ .name = f->name, .arg = f->metavar,
+						   .val = OPT_FIELD + (int)i, .help = help[i] };
+	}
 	err = cmd_options("attach", argc, argv, opts, attach_opt, &a);
 	if (err)
 		return err;
@@ -181,10 +187,10 @@ static int detach_opt(int opt, const char *arg, void *data)
 
 int cmd_detach(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "id", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
+	static const struct cmd_option opts[] = {
+		{ .name = "cgroup", .arg = "PATH", .val = 'g', .help = "the guarded cgroup" },
+		{ .name = "id", .arg = "NAME", .val = 'i', .help = "the container (or attach --id) name" },
+		{ .name = "json", .val = 'j', .help = "print the result as JSON" },
 		{},
 	};
 	cleanup_free char *path = NULL, *id = NULL;

@@ -37,28 +37,19 @@ struct cmd_ctx *cmd_current;
 
 /* Options any command takes; given before the command they are main()'s. */
 enum { OPT_HELP = 0x1000, OPT_VERBOSE, OPT_CONFIG };
-static const struct option global_opts[] = {
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ "verbose", no_argument, NULL, OPT_VERBOSE },
-	{ "config", required_argument, NULL, OPT_CONFIG },
+const struct cmd_option cmd_global_options[] = {
+	{ .name = "verbose", .val = OPT_VERBOSE, .help = "more messages (twice: libbpf's debug log)", .repeat = true },
+	{ .name = "config", .arg = "PATH", .val = OPT_CONFIG, .help = "admin config (default " NSGUARD_DEFAULT_CONFIG ")" },
+	{ .name = "help", .val = OPT_HELP, .help = "this help" },
+	{},
 };
-/* The options a command line may repeat: the others given twice are errors. */
-static const char *const repeatable[] = { "verbose", "annotation" };
 
-static bool is_repeatable(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(repeatable); i++)
-		if (strcmp(name, repeatable[i]) == 0)
-			return true;
-	return false;
-}
-
-static int global_opt(int opt, const char *cmd, const char *arg)
+static int global_opt(int opt, const char *cmd, const struct cmd_option *opts, const char *arg)
 {
 	switch (opt) {
 	case 'h':
 	case OPT_HELP:
-		cmd_help(cmd, stdout);
+		cmd_help(cmd, opts, stdout);
 		fflush(stdout);
 		exit(0);
 	case 'v':
@@ -72,31 +63,28 @@ static int global_opt(int opt, const char *cmd, const char *arg)
 	}
 }
 
-int cmd_options_args(const char *cmd, int argc, char **argv, const struct option *opts,
+int cmd_options_args(const char *cmd, int argc, char **argv, const struct cmd_option *opts,
 		     int (*fn)(int opt, const char *arg, void *data), void *data,
 		     const char **args, size_t n_args)
 {
-	struct option all[64];
-	unsigned char seen[64] = { 0 };
-	size_t n = 0, i, k = 0;
+	const struct cmd_option *by_index[48];
+	struct option all[48];
+	unsigned char seen[48] = { 0 };
+	const struct cmd_option *sets[] = { opts, cmd_global_options };
+	size_t n = 0, i;
 	int opt, idx, err = 0;
 
 	usage_cmd = cmd;
-	for (; opts && opts[n].name; n++)
-		if (n >= ARRAY_SIZE(all) - ARRAY_SIZE(global_opts) - 1)
-			return nsg_fail(E2BIG, "%s: too many options", cmd);
-	if (n)
-		memcpy(all, opts, n * sizeof(*all));
-	/* A command's own option of the same name wins. */
-	for (i = 0; i < ARRAY_SIZE(global_opts); i++) {
-		bool own = false;
-
-		for (size_t j = 0; j < n && !own; j++)
-			own = strcmp(all[j].name, global_opts[i].name) == 0;
-		if (!own)
-			all[n + k++] = global_opts[i];
+	for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
+		for (const struct cmd_option *o = sets[s]; o && o->name; o++) {
+			if (n == ARRAY_SIZE(all) - 1)
+				return nsg_fail(E2BIG, "%s: too many options", cmd);
+			by_index[n] = o;
+			all[n++] = (struct option){ o->name, o->arg ? required_argument : no_argument,
+						    NULL, o->val };
+		}
 	}
-	all[n + k] = (struct option){ 0 };
+	all[n] = (struct option){ 0 };
 
 	/* No '+': options and arguments may come in any order. */
 	while ((idx = -1, opt = getopt_long(argc, argv, ":hv", all, &idx)) != -1) {
@@ -104,10 +92,10 @@ int cmd_options_args(const char *cmd, int argc, char **argv, const struct option
 			return cmd_usage("%s: option '%s' needs an argument", cmd, argv[optind - 1]);
 		if (opt == '?')
 			return cmd_usage("%s: unknown option '%s'", cmd, argv[optind - 1]);
-		if (idx >= 0 && seen[idx]++ && !is_repeatable(all[idx].name))
+		if (idx >= 0 && seen[idx]++ && !by_index[idx]->repeat)
 			return cmd_usage("%s: option '--%s' given twice", cmd, all[idx].name);
 		if (opt == 'h' || opt == 'v' || opt >= OPT_HELP)
-			err = global_opt(opt, cmd, optarg);
+			err = global_opt(opt, cmd, opts, optarg);
 		else
 			err = fn(opt, optarg, data);
 		if (err)
@@ -120,7 +108,7 @@ int cmd_options_args(const char *cmd, int argc, char **argv, const struct option
 	return 0;
 }
 
-int cmd_options(const char *cmd, int argc, char **argv, const struct option *opts,
+int cmd_options(const char *cmd, int argc, char **argv, const struct cmd_option *opts,
 		int (*fn)(int opt, const char *arg, void *data), void *data)
 {
 	return cmd_options_args(cmd, argc, argv, opts, fn, data, NULL, 0);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* nsguard gc [--json]: forget containers whose cgroup is gone, and orphaned links. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <cjson/cJSON.h>
@@ -37,8 +36,8 @@ static void removed_json(const struct gc_removal *r, void *data)
 
 int cmd_gc(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
+	static const struct cmd_option opts[] = {
+		{ .name = "json", .val = 'j', .help = "what was removed, as JSON" },
 		{},
 	};
 	cleanup_cjson cJSON *doc = NULL;

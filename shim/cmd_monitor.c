@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* nsguard monitor [--json] [--count N]: stream the ring-buffer events. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -228,9 +227,9 @@ static int monitor_opt(int opt, const char *arg, void *data)
 
 int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "count", required_argument, NULL, 'n' },
+	static const struct cmd_option opts[] = {
+		{ .name = "json", .val = 'j', .help = "one JSON object per line" },
+		{ .name = "count", .arg = "N", .val = 'n', .help = "stop after N events" },
 		{},
 	};
 	struct monitor m = { 0 };

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* nsguard status [--json]: records, their live policy and counters. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <cjson/cJSON.h>
@@ -90,8 +89,8 @@ static int show_one(const struct nsguard_record *rec, void *data)
 
 int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
+	static const struct cmd_option opts[] = {
+		{ .name = "json", .val = 'j', .help = "one JSON object (64-bit numbers as strings)" },
 		{},
 	};
 	struct guard g = GUARD_INIT;

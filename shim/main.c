@@ -24,54 +24,36 @@ static const struct command {
 	int (*fn)(struct cmd_ctx *ctx, int argc, char **argv);
 	const char *args; /* after the name */
 	const char *summary;
-	const char *options; /* option lines of CMD --help; NULL: none */
+	const char *more; /* a paragraph for CMD --help, or NULL */
 } commands[] = {
-	{ "hook", cmd_hook, "STAGE", "the OCI hook; the runtime gives the state on stdin", NULL },
+	{ "hook", cmd_hook, "STAGE", "the OCI hook; the runtime gives the state on stdin",
+	  "STAGE: createRuntime or prestart guards the container, poststop stops\n"
+	  "guarding it.\n" },
 	{ "attach", cmd_attach, "--cgroup PATH [--id NAME] [--json] [POLICY]",
-	  "guard a cgroup by hand, within the admin config's limits",
-	  "  --cgroup PATH     the cgroup, under " CGROUP_ROOT " or relative to it\n"
-	  "  --id NAME         the name of its record (default cgroup-ID)\n"
-	  "  --json            print the result as JSON\n" },
+	  "guard a cgroup by hand, within the admin config's limits", NULL },
 	{ "detach", cmd_detach, "--cgroup PATH | --id NAME [--json]",
-	  "stop guarding a cgroup, or the cgroup of a container",
-	  "  --cgroup PATH     the guarded cgroup\n"
-	  "  --id NAME         the container (or attach --id) name\n"
-	  "  --json            print the result as JSON\n" },
-	{ "status", cmd_status, "[--json]", "guarded containers, counters, global state",
-	  "  --json            one JSON object (64-bit numbers as strings)\n" },
-	{ "monitor", cmd_monitor, "[--json] [--count N]", "stream deny and audit events",
-	  "  --json            one JSON object per line\n"
-	  "  --count N         stop after N events\n" },
-	{ "gc", cmd_gc, "[--json]", "forget containers whose cgroup is gone",
-	  "  --json            what was removed, as JSON\n" },
+	  "stop guarding a cgroup, or the cgroup of a container", NULL },
+	{ "status", cmd_status, "[--json]", "guarded containers, counters, global state", NULL },
+	{ "monitor", cmd_monitor, "[--json] [--count N]", "stream deny and audit events", NULL },
+	{ "gc", cmd_gc, "[--json]", "forget containers whose cgroup is gone", NULL },
 	{ "check", cmd_check, "", "test the kernel and system requirements", NULL },
 	{ "upgrade", cmd_upgrade, "", "move guarded cgroups to this build's program", NULL },
-	{ "suggest", cmd_suggest, "ID", "the annotations a learn-mode container needs", NULL },
+	{ "suggest", cmd_suggest, "ID", "the annotations a learn-mode container needs",
+	  "ID: the container's id, as the runtime gave it.\n" },
 };
 
-static const char global_help[] = "  -v, --verbose     more messages (twice: libbpf's debug log)\n"
-				  "  --config PATH     admin config (default " NSGUARD_DEFAULT_CONFIG
-				  ")\n"
-				  "  -h, --help        this help\n";
-
-/* attach takes an option for each policy field, from policy_fields[]. */
-static void policy_options_help(FILE *out)
+/* "  --name ARG   help", a long one with its help on the next line. */
+static void option_help(const struct cmd_option *o, FILE *out)
 {
-	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
-		const struct policy_field *f = &policy_fields[i];
-		char opt[64];
+	char opt[64];
 
-		snprintf(opt, sizeof(opt), "--%s %s", f->name, f->metavar);
-		/* A long one on a line of its own, as getopt-style help does. */
-		fprintf(out, strlen(opt) > 16 ? "  %s\n  %-17s " : "  %-17s%s ", opt, "");
-		if (f->annotation)
-			fprintf(out, "as the annotation %s\n", f->annotation);
-		else
-			fputs("set as given\n", out);
-	}
+	snprintf(opt, sizeof(opt), "%s--%s%s%s",
+		 strcmp(o->name, "verbose") == 0 ? "-v, " : strcmp(o->name, "help") == 0 ? "-h, " : "",
+		 o->name, o->arg ? " " : "", o->arg ?: "");
+	fprintf(out, strlen(opt) > 16 ? "  %s\n  %-17s %s\n" : "  %-17s%s %s\n", opt, "", o->help);
 }
 
-void cmd_help(const char *cmd, FILE *out)
+void cmd_help(const char *cmd, const struct cmd_option *opts, FILE *out)
 {
 	const struct command *c = NULL;
 
@@ -82,18 +64,13 @@ void cmd_help(const char *cmd, FILE *out)
 		return;
 	fprintf(out, "Usage: nsguard %s%s%s\n\n%c%s.\n", c->name, c->args[0] ? " " : "",
 		c->args, toupper((unsigned char)c->summary[0]), c->summary + 1);
-	if (c->fn == cmd_hook)
-		fputs("\nSTAGE: createRuntime or prestart guards the container, poststop stops\n"
-		      "guarding it.\n",
-		      out);
-	if (c->fn == cmd_suggest)
-		fputs("\nID: the container's id, as the runtime gave it.\n", out);
+	if (c->more)
+		fprintf(out, "\n%s", c->more);
 	fputs("\nOptions:\n", out);
-	if (c->options)
-		fputs(c->options, out);
-	if (c->fn == cmd_attach)
-		policy_options_help(out);
-	fputs(global_help, out);
+	for (const struct cmd_option *o = opts; o && o->name; o++)
+		option_help(o, out);
+	for (const struct cmd_option *o = cmd_global_options; o->name; o++)
+		option_help(o, out);
 	fputs("\nSee nsguard(8).\n", out);
 }
 
@@ -113,10 +90,9 @@ static void usage(FILE *out)
 		fprintf(out, strlen(line) > 28 ? "  %s\n  %-28s  %s\n" : "  %-28s%s  %s\n", line, "",
 			c->summary);
 	}
-	fputs("\n"
-	      "Options (before or after the command):\n",
-	      out);
-	fputs(global_help, out);
+	fputs("\nOptions (before or after the command):\n", out);
+	for (const struct cmd_option *o = cmd_global_options; o->name; o++)
+		option_help(o, out);
 	fputs("  --version         print the version\n"
 	      "\n"
 	      "nsguard COMMAND --help describes a command; see nsguard(8).\n",
