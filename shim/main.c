@@ -37,6 +37,8 @@ static const struct command {
 	{ "monitor", cmd_monitor, "[--json] [--count N]", "stream deny and audit events", NULL },
 	{ "gc", cmd_gc, "[--json]", "forget containers whose cgroup is gone", NULL },
 	{ "check", cmd_check, "", "test the kernel and system requirements", NULL },
+	{ "load", cmd_load, "", "load and pin the program now (at boot), not at the first hook",
+	  NULL },
 	{ "upgrade", cmd_upgrade, "", "move guarded cgroups to this build's program", NULL },
 	{ "suggest", cmd_suggest, "ID", "the annotations a learn-mode container needs",
 	  "ID: the container's id, as the runtime gave it.\n" },

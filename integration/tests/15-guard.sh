@@ -74,6 +74,18 @@ for d in deny audit allow depth base count par par/child par/child/grand gcme ho
 	mkdir -p "$T/$d"
 done
 
+# load: the boot-time step.  This suite is the first of the boot to use
+# nsguard, so the program is not loaded yet; the attaches below reuse it.
+c_load() {
+	local out
+	[ ! -e /sys/fs/bpf/nsguard/prog ] || fails "the program was loaded before the case"
+	out=$("$NSG" load 2>&1) && [[ $out == "loaded (pinned at /sys/fs/bpf/nsguard/prog"* ]] &&
+		[ -e /sys/fs/bpf/nsguard/policies ] || fails "first load: $out"
+	out=$("$NSG" load 2>&1) && [[ $out == "already loaded"* ]] || fails "second load: $out"
+}
+gcase load c_load
+prog_ino=$(stat -c %i /sys/fs/bpf/nsguard/prog 2>/dev/null)
+
 # check: everything the kernel must offer, plus a trial attach.
 c_check() {
 	local out
@@ -87,6 +99,12 @@ expect_userns baseline ok deny
 # deny: every errno, and root with every capability is refused too.
 attach --cgroup smoke/deny --mode deny --id deny || ko attach-deny "attach failed"
 expect_userns deny-eperm EPERM deny
+c_attach_reuses_load() {
+	local now
+	now=$(stat -c %i /sys/fs/bpf/nsguard/prog)
+	[ -n "$prog_ino" ] && [ "$now" = "$prog_ino" ] || fails "prog pin inode $prog_ino, now $now"
+}
+gcase attach-reuses-load c_attach_reuses_load
 c_root_all_caps() {
 	local caps
 	caps=$(awk '/^CapEff/ {print $2}' /proc/self/status)

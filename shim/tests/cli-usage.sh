@@ -33,7 +33,7 @@ want() {
 
 mapfile -t cmds < <("$NSGUARD" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p')
 rc=${#cmds[@]} err="commands: ${cmds[*]}"
-want commands-listed 9
+want commands-listed 10
 
 for c in "${cmds[@]}"; do
 	run "$NSGUARD" "$c" --help
@@ -86,7 +86,7 @@ want hook-no-stage 2 "STAGE missing"
 # capabilities gets the usage error, not "permission denied".
 for args in "attach" "attach --cgroup x --max-depth many" "attach --cgroup x --mode sometimes" \
 	"detach" "detach --id a --cgroup b" "status --bogus" "monitor --count 0" "gc extra" \
-	"upgrade --json" "hook" "suggest"; do
+	"upgrade --json" "load --json" "hook" "suggest"; do
 	# shellcheck disable=SC2086 # the words are the arguments
 	run nobody "$NSGUARD" $args </dev/null
 	want "unprivileged-usage/${args// /_}" 2 "" "permission denied"
@@ -94,7 +94,7 @@ done
 run nobody "$NSGUARD" detach --cgroup /
 want unprivileged-root-cgroup 1 "refusing the root cgroup"
 # ... and a well-formed command line without privileges is refused as such.
-for args in status gc "monitor --json" "attach --cgroup x" "detach --id x" upgrade; do
+for args in status gc "monitor --json" "attach --cgroup x" "detach --id x" upgrade load; do
 	# shellcheck disable=SC2086
 	run nobody "$NSGUARD" $args
 	want "unprivileged/${args// /_}" 1 "permission denied: nsguard needs CAP_SYS_ADMIN"
