@@ -137,6 +137,8 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 	int err = 0;
 
 	nsg_log_kmsg_fallback("/dev/kmsg");
+	/* Refusals and warnings are on record whatever the runtime does with stderr. */
+	nsg_log_syslog("/dev/log");
 	if (argc < 2)
 		return cmd_usage("hook: STAGE missing (prestart, createRuntime or poststop)");
 	stage = argv[1];
