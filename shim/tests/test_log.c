@@ -234,6 +234,21 @@ static void t_syslog_record_cut(void)
 	ASSERT_TRUE(strchr(got, '\n') == got + n - 1);
 }
 
+static void flood(void)
+{
+	for (int i = 0; i < 5000; i++)
+		nsg_error("record %d of a flood nobody reads", i);
+}
+
+static void t_syslog_never_blocks(void)
+{
+	/* Nobody reads the socket: its queue fills, and sending must not wait. */
+	const char *got = syslog_capture("/dev/null", flood);
+
+	ASSERT_TRUE(strstr(got, "record 0 of a flood") != NULL);
+	ASSERT_TRUE(strstr(got, "record 4999 of a flood") == NULL);
+}
+
 static void noisy(void)
 {
 	nsg_error("no log socket");
@@ -266,4 +281,5 @@ void suite_log(void)
 	TEST_CASE("log", "syslog-whatever-stderr", t_syslog_whatever_stderr);
 	TEST_CASE("log", "syslog-record-cut", t_syslog_record_cut);
 	TEST_CASE("log", "syslog-missing-socket", t_syslog_missing_socket);
+	TEST_CASE("log", "syslog-never-blocks", t_syslog_never_blocks);
 }
