@@ -172,3 +172,34 @@ case_monitor_unit() {
 		sort -u)" audit
 }
 ct_case monitor-unit/exec-start-json-lines case_monitor_unit
+
+# nsguard upgrade swaps the pins: the monitor's buffer is then written by
+# nobody, so it reads what is left and fails with a line saying why, and
+# the unit's Restart=on-failure starts it on the new one.
+NEXT=${NSGUARD_NEXT_BIN:-$(dirname "$NSGUARD")/nsguard-next}
+case_monitor_upgrade() {
+	local id=mon-up-$S out=$CT_WORK/mon-up-$S.jsonl mon rc up back
+	[ -e "$CT_PINS/events" ] || {
+		ct_bundle "$id-warm" --mode deny -- true && ct_run "$id-warm"
+	}
+	"$NSGUARD" monitor --json >"$out" 2>"$out.err" </dev/null &
+	mon=$!
+	sleep 1
+	up=$("$NEXT" upgrade 2>&1)
+	rc=$?
+	for _ in $(seq 50); do
+		kill -0 "$mon" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$mon" 2>/dev/null
+	wait "$mon"
+	local mrc=$? brc
+	back=$("$NSGUARD" upgrade 2>&1)
+	brc=$?
+	want_eq "upgrade to nsguard-next: $up" "$rc" 0 || return 1
+	want_eq "upgrade back: $back" "$brc" 0 || return 1
+	want_eq "monitor exit after the upgrade" "$mrc" 1 || return 1
+	CT_OUT=$(cat "$out.err") CT_RC=1
+	want_run "monitor's line" 1 "nsguard: monitor: $CT_PINS/events was replaced (nsguard upgrade)*"
+}
+ct_hook_case monitor-unit/fails-after-upgrade case_monitor_upgrade
