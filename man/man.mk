@@ -10,20 +10,24 @@
 
 MAN_PAGES := man/nsguard.8 man/nsguard.conf.5
 HOOKS_IN := $(wildcard examples/hooks.d/*.json.in)
+UNITS_IN := $(wildcard examples/systemd/*.in)
 
 INSTALL_BINDIR = $(PREFIX)/bin
 INSTALL_MAN8DIR = $(PREFIX)/share/man/man8
 INSTALL_MAN5DIR = $(PREFIX)/share/man/man5
 INSTALL_HOOKSDIR = $(PREFIX)/share/containers/oci/hooks.d
+# systemd looks in /usr/lib/systemd/system and /usr/local/lib/systemd/system.
+SYSTEMDUNITDIR = $(PREFIX)/lib/systemd/system
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
 # The admin's config lives in /etc whatever the prefix (nsguard looks there).
 INSTALL_CONF = /etc/nsguard/nsguard.conf
 
 .PHONY: man-lint install-check check-man
 
-# The hooks.d files name the installed binary, so they depend on PREFIX: they
-# are generated at install time rather than kept in $(BUILD), where a file made
-# for one PREFIX would be reused for another.
-install: $(BUILD)/nsguard
+# The hooks.d files and the systemd units name the installed binary, so they
+# depend on PREFIX: they are generated at install time rather than kept in
+# $(BUILD), where a file made for one PREFIX would be reused for another.
+install: $(BUILD)/nsguard install-units
 	$(call msg,INSTALL,$(DESTDIR)$(INSTALL_BINDIR)/nsguard)
 	$(Q)install -D -m 0755 $(BUILD)/nsguard $(DESTDIR)$(INSTALL_BINDIR)/nsguard
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/share/man)
@@ -36,12 +40,26 @@ install: $(BUILD)/nsguard
 		sed 's|@BINDIR@|$(INSTALL_BINDIR)|g' "$$src" >"$$out.tmp"; \
 		chmod 0644 "$$out.tmp"; mv -f "$$out.tmp" "$$out"; \
 	done
+	$(call msg,INSTALL,$(DESTDIR)$(BASHCOMPDIR)/nsguard)
+	$(Q)install -D -m 0644 shim/nsguard.bash-completion $(DESTDIR)$(BASHCOMPDIR)/nsguard
 	$(Q)if [ -e $(DESTDIR)$(INSTALL_CONF) ]; then \
 		printf '  %-8s %s\n' KEEP '$(DESTDIR)$(INSTALL_CONF) (exists, not overwritten)'; \
 	else \
 		printf '  %-8s %s\n' INSTALL '$(DESTDIR)$(INSTALL_CONF)'; \
 		install -D -m 0644 examples/nsguard.conf $(DESTDIR)$(INSTALL_CONF); \
 	fi
+
+# The systemd units alone (no build needed): the guest's monitor case
+# generates them with INSTALL_BINDIR=build to run their ExecStart.
+.PHONY: install-units
+install-units:
+	$(call msg,INSTALL,$(DESTDIR)$(SYSTEMDUNITDIR))
+	$(Q)install -d -m 0755 $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)set -e; for src in $(UNITS_IN); do \
+		out=$(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename "$$src" .in); \
+		sed 's|@BINDIR@|$(INSTALL_BINDIR)|g' "$$src" >"$$out.tmp"; \
+		chmod 0644 "$$out.tmp"; mv -f "$$out.tmp" "$$out"; \
+	done
 
 man-lint:
 	$(Q)man/lint $(MAN_PAGES)

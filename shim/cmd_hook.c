@@ -124,6 +124,8 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 	int err = 0;
 
 	nsg_log_kmsg_fallback("/dev/kmsg");
+	/* Refusals and warnings are on record whatever the runtime does with stderr. */
+	nsg_log_syslog("/dev/log");
 	/* --config PATH is the global option, after the command as before it. */
 	err = cmd_options_args("hook", argc, argv, NULL, NULL, NULL, &stage, 1);
 	if (err)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include <cjson/cJSON.h>
 
@@ -214,6 +215,17 @@ static void report_drops(struct monitor *m, struct guard *g, __u64 *last)
 	*last = st.events_dropped;
 }
 
+/*
+ * nsguard upgrade swaps the pin directory: the ring buffer being read is
+ * then written by nobody.  Compared by the pin's inode (0: none).
+ */
+static ino_t events_pin(void)
+{
+	struct stat st;
+
+	return stat(NSGUARD_PIN_EVENTS, &st) == 0 ? st.st_ino : 0;
+}
+
 static int monitor_opt(int opt, const char *arg, void *data)
 {
 	struct monitor *m = data;
@@ -238,12 +250,15 @@ int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct nsguard_stats st = { 0 };
 	__u64 dropped = 0;
+	ino_t pin;
 	int err = 0;
 
 	err = cmd_options("monitor", argc, argv, opts, monitor_opt, &m) ?:
 	      cmd_require_privileges();
 	if (err)
 		return err;
+	/* Before the open: a swap in between only costs a restart. */
+	pin = events_pin();
 	err = guard_open(&g, false);
 	if (err)
 		return nsg_fail_context(err, "monitor: nothing to watch yet (attach a container first)");
@@ -275,6 +290,14 @@ int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		err = 0;
 		report_drops(&m, &g, &dropped);
+		if (events_pin() != pin) {
+			/* What the old buffer still holds, then a failure: restart. */
+			ring_buffer__consume(rb);
+			err = nsg_fail(ESTALE, "monitor: %s was replaced (nsguard upgrade); start the monitor "
+					       "again to read the new one",
+				       NSGUARD_PIN_EVENTS);
+			break;
+		}
 	}
 out:
 	ring_buffer__free(rb);

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 static char last_error[NSG_MSG_MAX];
 static int verbose_level;
 static const char *kmsg_path; /* NULL: no kernel log fallback */
+static const char *syslog_path; /* NULL: no system log */
 
 /* Messages are one line on stderr: control characters (a newline in an
  * annotation value, say) must not split or forge lines. */
@@ -92,6 +96,11 @@ void nsg_log_kmsg_fallback(const char *path)
 	kmsg_path = path;
 }
 
+void nsg_log_syslog(const char *path)
+{
+	syslog_path = path;
+}
+
 /* Nobody reads a closed stderr or /dev/null (character device 1:3). */
 static bool stderr_unheard(void)
 {
@@ -128,11 +137,53 @@ static void to_kmsg(int level, const char *msg)
 	close(fd);
 }
 
+/*
+ * syslog(3)'s record, but sent with MSG_DONTWAIT: glibc's syslog() blocks
+ * while the log daemon's queue is full, and the hook must never stall the
+ * runtime for a log line.  A stream socket (some syslog-ng set-ups) gets
+ * the record NUL-terminated, as glibc sends it.
+ */
+static void to_syslog(int level, const char *msg)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char line[2048], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	ssize_t written;
+	int fd, n, type = SOCK_DGRAM;
+
+	if (!syslog_path || level > LOG_WARNING || strlen(syslog_path) >= sizeof(addr.sun_path))
+		return;
+	memcpy(addr.sun_path, syslog_path, strlen(syslog_path) + 1);
+	if (!localtime_r(&now, &tm) || !strftime(stamp, sizeof(stamp), "%b %e %T", &tm))
+		stamp[0] = '\0';
+	n = snprintf(line, sizeof(line), "<%d>%s nsguard[%d]: %s", LOG_DAEMON | level, stamp,
+		     (int)getpid(), msg);
+	if (n > (int)sizeof(line) - 1)
+		n = sizeof(line) - 1;
+again:
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		close(fd);
+		if (errno == EPROTOTYPE && type == SOCK_DGRAM) {
+			type = SOCK_STREAM;
+			goto again;
+		}
+		return;
+	}
+	written = send(fd, line, n + (type == SOCK_STREAM), MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)written;
+	close(fd);
+}
+
 static void print_line(int level, const char *msg)
 {
 	/* One fprintf call so concurrent hooks do not interleave mid-line. */
 	fprintf(stderr, "nsguard: %s\n", msg);
 	to_kmsg(level, msg);
+	to_syslog(level, msg);
 }
 
 static __attribute__((format(printf, 2, 0))) void vprint(int level, const char *fmt, va_list ap)

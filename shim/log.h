@@ -31,4 +31,13 @@ int nsg_verbose(void);
  */
 void nsg_log_kmsg_fallback(const char *path);
 
+/*
+ * Also send errors and warnings to the system log: a datagram in syslog(3)'s
+ * format ("<PRI>Mmm dd hh:mm:ss nsguard[PID]: MSG", facility daemon) to the
+ * socket at PATH (/dev/log), whatever stderr is, so that a hook's refusal is
+ * on record whatever the runtime does with its stderr.  Never blocks: a
+ * missing socket or a full queue drops the record.  NULL turns it off.
+ */
+void nsg_log_syslog(const char *path);
+
 #endif

@@ -2,6 +2,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "test.h"
 
@@ -154,6 +156,115 @@ static void t_no_kmsg_when_stderr_is_read(void)
 	unlink(path);
 }
 
+/*
+ * Run fn with the system log on a datagram socket bound at a temporary path
+ * and stderr on TARGET; return the records it got, each followed by '\n'
+ * and with the time stamp replaced by "TIME" (static buffer).
+ */
+static const char *syslog_capture(const char *target, void (*fn)(void))
+{
+	static char got[8192];
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char rec[4096];
+	int fd, saved, sink;
+	size_t len = 0;
+	ssize_t n;
+
+	got[0] = '\0';
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "/tmp/nsg-log-%d", (int)getpid());
+	unlink(addr.sun_path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	sink = open(target, O_WRONLY | O_APPEND);
+	if (fd < 0 || sink < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return "(setup failed)";
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	dup2(sink, STDERR_FILENO);
+	nsg_log_syslog(addr.sun_path);
+	fn();
+	nsg_log_syslog(NULL);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(sink);
+	while ((n = recv(fd, rec, sizeof(rec) - 1, MSG_DONTWAIT)) > 0) {
+		char *p = strchr(rec, '>'), *name;
+
+		rec[n] = '\0';
+		/* "<PRI>Mmm dd hh:mm:ss nsguard[...": the stamp is 15 bytes. */
+		name = p ? strstr(p, " nsguard[") : NULL;
+		if (!p || !name || name - p - 1 != 15)
+			len += snprintf(got + len, sizeof(got) - len, "(bad record: %s)\n", rec);
+		else
+			len += snprintf(got + len, sizeof(got) - len, "%.*sTIME%s\n",
+					(int)(p + 1 - rec), rec, name);
+		if (len >= sizeof(got))
+			break;
+	}
+	close(fd);
+	unlink(addr.sun_path);
+	return got;
+}
+
+static void t_syslog_whatever_stderr(void)
+{
+	char want[256];
+	int pid = getpid();
+	char path[] = "/tmp/nsg-stderr-XXXXXX";
+	int fd = mkstemp(path);
+
+	/* Errors and warnings, not info; with stderr read or thrown away. */
+	snprintf(want, sizeof(want),
+		 "<28>TIME nsguard[%d]: warning: container c1 runs unguarded\n"
+		 "<27>TIME nsguard[%d]: container c2: annotation?forged\n",
+		 pid, pid);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_STREQ(want, syslog_capture(path, warn_and_error));
+	ASSERT_STREQ(want, syslog_capture("/dev/null", warn_and_error));
+	close(fd);
+	unlink(path);
+}
+
+static void t_syslog_record_cut(void)
+{
+	const char *got = syslog_capture("/dev/null", long_error);
+	size_t n = strlen(got);
+
+	ASSERT_TRUE(n > 2000 && n < 2100);
+	ASSERT_TRUE(strchr(got, '\n') == got + n - 1);
+}
+
+static void flood(void)
+{
+	for (int i = 0; i < 5000; i++)
+		nsg_error("record %d of a flood nobody reads", i);
+}
+
+static void t_syslog_never_blocks(void)
+{
+	/* Nobody reads the socket: its queue fills, and sending must not wait. */
+	const char *got = syslog_capture("/dev/null", flood);
+
+	ASSERT_TRUE(strstr(got, "record 0 of a flood") != NULL);
+	ASSERT_TRUE(strstr(got, "record 4999 of a flood") == NULL);
+}
+
+static void noisy(void)
+{
+	nsg_error("no log socket");
+}
+
+static void t_syslog_missing_socket(void)
+{
+	char want[128];
+
+	/* Nothing listens there: the other outputs still get the line. */
+	snprintf(want, sizeof(want), "<27>nsguard[%d]: no log socket\n", (int)getpid());
+	nsg_log_syslog("/tmp/nsg-no-such-socket");
+	ASSERT_STREQ(want, kmsg_capture("/dev/null", noisy));
+	nsg_log_syslog(NULL);
+}
+
 void suite_log(void)
 {
 	TEST_CASE("log", "fail-records-message", t_fail_records);
@@ -167,4 +278,8 @@ void suite_log(void)
 	TEST_CASE("log", "kmsg-when-stderr-is-dev-null", t_kmsg_when_stderr_is_null);
 	TEST_CASE("log", "kmsg-record-cut", t_kmsg_record_cut);
 	TEST_CASE("log", "no-kmsg-when-stderr-is-read", t_no_kmsg_when_stderr_is_read);
+	TEST_CASE("log", "syslog-whatever-stderr", t_syslog_whatever_stderr);
+	TEST_CASE("log", "syslog-record-cut", t_syslog_record_cut);
+	TEST_CASE("log", "syslog-missing-socket", t_syslog_missing_socket);
+	TEST_CASE("log", "syslog-never-blocks", t_syslog_never_blocks);
 }
