@@ -65,7 +65,8 @@ has monitor-options "nsguard monitor --" --json --count
 has attach-options "nsguard attach --" --cgroup --id --mode --max-depth --errno --max-count
 want hook-stages "nsguard hook " "$(comp "nsguard hook ")" "createRuntime poststop prestart"
 want hook-stage-prefix "nsguard hook p" "$(comp "nsguard hook p")" "poststop prestart"
-want hook-after-stage "nsguard hook poststop --" "$(comp "nsguard hook poststop --")" "--config"
+want hook-after-stage "nsguard hook poststop --" "$(comp "nsguard hook poststop --")" \
+	"--config --help --verbose"
 want attach-mode-values "nsguard attach --mode " "$(comp "nsguard attach --mode ")" "allow audit deny learn"
 want attach-errno-values "nsguard attach --errno E" "$(comp "nsguard attach --errno E")" "EACCES ENOSPC EPERM"
 want attach-max-count-values "nsguard attach --max-count " "$(comp "nsguard attach --max-count ")" "unlimited"
@@ -81,22 +82,12 @@ stub_nsguard() {
 	case "$*" in
 	--help) printf 'Commands:\n  status [--json]   state\n  hook STAGE\n\nOptions:\n  --config PATH   config\n' ;;
 	"status --help")
-		printf 'Usage: nsguard status [OPTIONS]\n  --json                one JSON document\n'
+		printf 'Usage: nsguard status [--other]\n\nOptions:\n  --json                one JSON document\n'
 		printf '  --format text|json|prometheus\n  --id NAME             one container\n' ;;
 	*) return 2 ;;
 	esac
 }
 want per-command-help "nsguard status --" "$(comp "stub_nsguard status --")" "--format --id --json"
 want per-command-values "nsguard status --format " "$(comp "stub_nsguard status --format ")" \
-	"json prometheus text"
-# Without the values in the help, status --format still completes them.
-# shellcheck disable=SC2317 # called through COMP_WORDS[0]
-stub_old() {
-	case "$*" in
-	--help) printf 'Commands:\n  status [--json] [--format FORMAT]\n' ;;
-	*) return 2 ;;
-	esac
-}
-want format-values-fallback "nsguard status --format " "$(comp "stub_old status --format ")" \
 	"json prometheus text"
 exit $rc
