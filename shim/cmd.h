@@ -27,6 +27,7 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_suggest(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_load(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_explain(struct cmd_ctx *ctx, int argc, char **argv);
 
 /* Set by cmd_usage(): main() exits 2 instead of 1. */
 extern bool cmd_usage_error;

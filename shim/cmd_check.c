@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* nsguard check: one ok/missing line per requirement, then a trial attach. */
+/*
+ * nsguard check: one ok/missing line per requirement, a trial attach and the
+ * admin config; nsguard check --config FILE: every error of FILE, nothing else.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -12,21 +15,43 @@
 
 #include "cgroup.h"
 #include "cmd.h"
+#include "config.h"
+#include "json.h"
 #include "guard.h"
 #include "log.h"
 #include "util.h"
 
 static int missing;
+static cJSON *checks; /* --json: the list of checks, else NULL */
+
+static void report(bool good, const char *what, const char *detail)
+{
+	cJSON *o;
+
+	missing += !good;
+	if (!checks) {
+		if (good)
+			printf("ok       %s\n", what);
+		else
+			printf("missing  %s: %s\n", what, detail);
+		return;
+	}
+	o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToArray(checks, o) || !cJSON_AddStringToObject(o, "check", what) ||
+	    !cJSON_AddBoolToObject(o, "ok", good) ||
+	    !(detail ? cJSON_AddStringToObject(o, "detail", detail)
+		     : cJSON_AddNullToObject(o, "detail")))
+		missing++; /* out of memory: never report success */
+}
 
 static void ok(const char *what)
 {
-	printf("ok       %s\n", what);
+	report(true, what, NULL);
 }
 
 static void miss(const char *what, const char *todo)
 {
-	printf("missing  %s: %s\n", what, todo);
-	missing++;
+	report(false, what, todo);
 }
 
 static bool fs_is(const char *path, long magic)
@@ -98,14 +123,103 @@ static void check_trial(void)
 	}
 }
 
+/* The errors of one config file: printed, or kept for --json. */
+struct config_report {
+	cJSON *errors; /* --json */
+	int n;
+};
+
+static void config_error(unsigned line, const char *msg, void *data)
+{
+	struct config_report *r = data;
+	cJSON *o;
+
+	r->n++;
+	if (!r->errors) {
+		printf("%s\n", msg);
+		return;
+	}
+	o = cJSON_CreateObject();
+	if (o && cJSON_AddItemToArray(r->errors, o)) {
+		cJSON_AddNumberToObject(o, "line", line);
+		cJSON_AddStringToObject(o, "message", msg);
+	}
+}
+
+/*
+ * Every error of the admin config at path, each "path:line: message".  An
+ * absent default file is fine (the built-in defaults apply); an absent named
+ * one is an error.  Adds {"config", "valid", "errors"} to doc with --json.
+ * Returns the number of errors.
+ */
+static int check_config(const char *path, bool named, cJSON *doc)
+{
+	struct config_report r = { 0 };
+	struct nsguard_config cfg;
+	bool absent = !named && access(path, F_OK) < 0 && errno == ENOENT;
+	cJSON *o = NULL;
+
+	if (doc) {
+		o = cJSON_AddObjectToObject(doc, "config");
+		r.errors = o ? cJSON_CreateArray() : NULL;
+		if (!r.errors || !cJSON_AddStringToObject(o, "path", path) ||
+		    !cJSON_AddBoolToObject(o, "exists", !absent) ||
+		    !cJSON_AddItemToObject(o, "errors", r.errors)) {
+			nsg_fail(ENOMEM, "out of memory");
+			return 1;
+		}
+	}
+	if (!absent && config_check(path, config_error, &r, &cfg) < 0 && r.n == 0)
+		r.n = 1;
+	nsg_clear_error();
+	if (o)
+		cJSON_AddBoolToObject(o, "valid", r.n == 0);
+	else if (absent)
+		printf("ok       admin config %s absent: the built-in defaults apply\n", path);
+	else if (r.n)
+		printf("%s: %d error%s\n", path, r.n, r.n == 1 ? "" : "s");
+	else
+		printf("ok       admin config %s\n", path);
+	return r.n;
+}
+
+static int check_opt(int opt, const char *arg, void *data)
+{
+	*(bool *)data = true; /* --json */
+	return 0;
+}
+
 int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	static const struct cmd_option opts[] = {
+		{ .name = "json", .val = 'j', .help = "one JSON object" },
+		{},
+	};
 	char list[256] = "", msg[4200];
-	int usage = cmd_options("check", argc, argv, NULL, NULL, NULL);
-	bool priv;
+	cleanup_cjson cJSON *doc = NULL;
+	bool json = false, priv;
+	int err = cmd_options("check", argc, argv, opts, check_opt, &json);
 
-	if (usage)
-		return usage;
+	if (err)
+		return err;
+	if (json) {
+		doc = cJSON_CreateObject();
+		if (!doc)
+			return nsg_fail(ENOMEM, "out of memory");
+	}
+	/* --config FILE: that file only, and nothing of the kernel (no bpf()). */
+	if (ctx->config_path) {
+		missing = check_config(ctx->config_path, true, doc);
+		if (doc && (!cJSON_AddBoolToObject(doc, "ok", missing == 0) || json_print(doc)))
+			return nsg_fail(ENOMEM, "out of memory");
+		nsg_clear_error();
+		return missing ? 1 : 0;
+	}
+	if (doc) {
+		checks = cJSON_AddArrayToObject(doc, "checks");
+		if (!checks)
+			return nsg_fail(ENOMEM, "out of memory");
+	}
 
 	priv = cmd_require_privileges() == 0;
 	if (priv)
@@ -143,6 +257,10 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 		miss("trial load + attach of the lsm_cgroup program", "needs cgroup v2 (above)");
 	else
 		check_trial();
+	nsg_clear_error();
+	missing += check_config(NSGUARD_DEFAULT_CONFIG, false, doc);
+	if (doc && (!cJSON_AddBoolToObject(doc, "ok", missing == 0) || json_print(doc)))
+		return nsg_fail(ENOMEM, "out of memory");
 	nsg_clear_error();
 	return missing ? 1 : 0;
 }

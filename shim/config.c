@@ -140,6 +140,7 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 		return nsg_fail(EINVAL, "%s:%u: %s is already set on line %u", origin, lineno,
 				key_names[k], seen[k]);
 	seen[k] = lineno;
+	cfg->key_line[k] = lineno;
 	if (!value[0])
 		return nsg_fail(EINVAL, "%s:%u: %s has no value", origin, lineno, key_names[k]);
 
@@ -194,18 +195,37 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 	return 0;
 }
 
-int config_parse(const char *text, size_t len, const char *origin, struct nsguard_config *cfg)
+unsigned config_key_line(const struct nsguard_config *cfg, const char *key)
+{
+	for (int k = 0; k < KEY_COUNT; k++)
+		if (strcmp(key, key_names[k]) == 0)
+			return cfg->key_line[k];
+	return 0;
+}
+
+/*
+ * Without err, the first error ends the parse (what every command but check
+ * wants: fail closed); with it, each error is reported and parsing goes on
+ * at the next line.  Returns the number of errors, or -errno without err.
+ */
+static int parse_text(const char *text, size_t len, const char *origin, config_error_fn report,
+		      void *data, struct nsguard_config *cfg)
 {
 	unsigned seen[KEY_COUNT] = { 0 };
 	struct nsguard_config c;
 	unsigned lineno = 0;
 	size_t pos = 0;
-	int err = 0;
+	int err = 0, errors = 0;
 
 	config_defaults(&c);
 	set_origin(&c, origin);
-	if (memchr(text, '\0', len))
-		return nsg_fail(EINVAL, "%s: contains a NUL byte", origin);
+	if (memchr(text, '\0', len)) {
+		err = nsg_fail(EINVAL, "%s: contains a NUL byte", origin);
+		if (!report)
+			return err;
+		report(0, nsg_last_error(), data);
+		return 1;
+	}
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
@@ -215,22 +235,43 @@ int config_parse(const char *text, size_t len, const char *origin, struct nsguar
 		if (!line)
 			return nsg_fail(ENOMEM, "%s: out of memory", origin);
 		err = parse_line(line, origin, lineno, &c, seen);
-		if (err < 0)
+		if (err < 0 && !report)
 			return err;
+		if (err < 0) {
+			report(lineno, nsg_last_error(), data);
+			errors++;
+		}
 		pos += n + 1;
 	}
 	if (!(c.allowed_modes & (1u << c.default_mode))) {
 		/* Point at whichever of the two lines the administrator wrote. */
 		unsigned at = seen[KEY_DEFAULT_MODE] ? seen[KEY_DEFAULT_MODE] : seen[KEY_ALLOWED_MODES];
 
-		return nsg_fail(EINVAL, "%s:%u: default-mode %s is not in allowed-modes", origin, at,
-				policy_mode_name(c.default_mode));
+		err = nsg_fail(EINVAL, "%s:%u: default-mode %s is not in allowed-modes", origin, at,
+			       policy_mode_name(c.default_mode));
+		if (!report)
+			return err;
+		report(at, nsg_last_error(), data);
+		errors++;
 	}
-	*cfg = c;
-	return 0;
+	if (!errors)
+		*cfg = c;
+	return errors;
 }
 
-int config_load(const char *path, bool explicit, struct nsguard_config *cfg)
+int config_parse(const char *text, size_t len, const char *origin, struct nsguard_config *cfg)
+{
+	return parse_text(text, len, origin, NULL, NULL, cfg);
+}
+
+int config_parse_all(const char *text, size_t len, const char *origin, config_error_fn err,
+		     void *data, struct nsguard_config *cfg)
+{
+	return parse_text(text, len, origin, err, data, cfg);
+}
+
+/* The file's text; -ENOENT without a message when it does not exist. */
+static int read_config(const char *path, char **buf_out, size_t *len_out)
 {
 	cleanup_free char *buf = NULL;
 	cleanup_close int fd = -1;
@@ -239,13 +280,10 @@ int config_load(const char *path, bool explicit, struct nsguard_config *cfg)
 	int err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENOENT && !explicit) {
-			config_defaults(cfg);
-			return 0;
-		}
+	if (fd < 0 && errno == ENOENT)
+		return -ENOENT;
+	if (fd < 0)
 		return nsg_fail(errno, "open config %s: %s", path, strerror(errno));
-	}
 	if (fstat(fd, &sb) < 0)
 		return nsg_fail(errno, "stat config %s: %s", path, strerror(errno));
 	if (!S_ISREG(sb.st_mode))
@@ -257,5 +295,39 @@ int config_load(const char *path, bool explicit, struct nsguard_config *cfg)
 		return nsg_fail(ENOMEM, "read config %s: out of memory", path);
 	if (err < 0)
 		return nsg_fail(-err, "read config %s: %s", path, strerror(-err));
+	*buf_out = steal_pointer(&buf);
+	*len_out = len;
+	return 0;
+}
+
+int config_load(const char *path, bool explicit, struct nsguard_config *cfg)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	int err = read_config(path, &buf, &len);
+
+	if (err == -ENOENT && !explicit) {
+		config_defaults(cfg);
+		return 0;
+	}
+	if (err == -ENOENT)
+		return nsg_fail(ENOENT, "open config %s: %s", path, strerror(ENOENT));
+	if (err)
+		return err;
 	return config_parse(buf, len, path, cfg);
+}
+
+int config_check(const char *path, config_error_fn report, void *data, struct nsguard_config *cfg)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	int err = read_config(path, &buf, &len);
+
+	if (err == -ENOENT)
+		nsg_fail(ENOENT, "open config %s: %s", path, strerror(ENOENT));
+	if (err) {
+		report(0, nsg_last_error(), data);
+		return err;
+	}
+	return parse_text(buf, len, path, report, data, cfg);
 }

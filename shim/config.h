@@ -24,7 +24,18 @@ struct nsguard_config {
 	/* Where the values came from, for messages: the config path, or
 	 * "built-in defaults".  Filled by config_defaults/config_parse/config_load. */
 	char origin[4096];
+	/* The line each key was set on (0: its default), by config_key_line. */
+	unsigned key_line[16];
 };
+
+/* The line of origin that set key ("max-depth"), 0 for a default. */
+unsigned config_key_line(const struct nsguard_config *cfg, const char *key);
+
+/*
+ * What nsguard check --config reports: each error's line (0 for the file
+ * as a whole) and message ("origin:line: ...").
+ */
+typedef void (*config_error_fn)(unsigned line, const char *msg, void *data);
 
 /* Built-in defaults: deny; annotations may ask for deny, audit or allow (not
  * learn); depth up to NSGUARD_MAX_DEPTH; no count limit; EPERM; fail-mode
@@ -40,5 +51,14 @@ void config_defaults(struct nsguard_config *cfg);
 int config_parse(const char *text, size_t len, const char *origin, struct nsguard_config *cfg);
 /* Load path; if !explicit and the file does not exist, keep the defaults. */
 int config_load(const char *path, bool explicit, struct nsguard_config *cfg);
+/*
+ * nsguard check --config: parse on past each error, calling err(line, msg)
+ * for every one.  Returns the number of errors (0: *cfg is the result) or
+ * -errno when the file itself cannot be read (also reported through err).
+ */
+int config_check(const char *path, config_error_fn err, void *data, struct nsguard_config *cfg);
+/* The same for text in memory (host tests). */
+int config_parse_all(const char *text, size_t len, const char *origin, config_error_fn err,
+		     void *data, struct nsguard_config *cfg);
 
 #endif

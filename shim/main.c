@@ -36,7 +36,12 @@ static const struct command {
 	{ "status", cmd_status, "[--json]", "guarded containers, counters, global state", NULL },
 	{ "monitor", cmd_monitor, "[--json] [--count N]", "stream deny and audit events", NULL },
 	{ "gc", cmd_gc, "[--json]", "forget containers whose cgroup is gone", NULL },
-	{ "check", cmd_check, "", "test the kernel and system requirements", NULL },
+	{ "check", cmd_check, "[--json]",
+	  "test the kernel and system requirements and the admin config",
+	  "With --config FILE (before or after the command): every error of FILE,\n"
+	  "each as FILE:LINE, and nothing else; exit 0 if there is none, 1 if there is.\n" },
+	{ "explain", cmd_explain, "[--annotation K=V]... [--bundle DIR] [--json]",
+	  "the policy a container would get under the admin config, and why", NULL },
 	{ "load", cmd_load, "", "load and pin the program now (at boot), not at the first hook",
 	  NULL },
 	{ "upgrade", cmd_upgrade, "", "move guarded cgroups to this build's program", NULL },
@@ -52,7 +57,8 @@ static void option_help(const struct cmd_option *o, FILE *out)
 	snprintf(opt, sizeof(opt), "%s--%s%s%s",
 		 strcmp(o->name, "verbose") == 0 ? "-v, " : strcmp(o->name, "help") == 0 ? "-h, " : "",
 		 o->name, o->arg ? " " : "", o->arg ?: "");
-	fprintf(out, strlen(opt) > 16 ? "  %s\n  %-17s %s\n" : "  %-17s%s %s\n", opt, "", o->help);
+	fprintf(out, strlen(opt) > 16 ? "  %s\n  %-17s %s%s\n" : "  %-17s%s %s%s\n", opt, "", o->help,
+		o->repeat ? " (repeatable)" : "");
 }
 
 void cmd_help(const char *cmd, const struct cmd_option *opts, FILE *out)

@@ -136,7 +136,7 @@ const char *policy_count_show(__u32 count)
 }
 
 /* "deny, audit" for messages. */
-static void modes_list(__u32 mask, char *buf, size_t size)
+void policy_modes_list(__u32 mask, char *buf, size_t size)
 {
 	size_t off = 0;
 	__u32 m;
@@ -199,7 +199,7 @@ static int mode_limit(const struct policy_resolution *r, const struct policy_fie
 
 	if (r->cfg->allowed_modes & (1u << v))
 		return 0;
-	modes_list(r->cfg->allowed_modes, list, sizeof(list));
+	policy_modes_list(r->cfg->allowed_modes, list, sizeof(list));
 	return nsg_fail(EPERM, "annotation %s=%s is not permitted: allowed-modes is %s (%s)",
 			ANNOTATION_MODE, value, list, r->origin);
 }
@@ -261,18 +261,20 @@ const struct policy_field policy_fields[POLICY_FIELD_COUNT] = {
 		.parse = policy_mode_parse, .show = policy_mode_name,
 		.invalid = "not a mode (deny, audit, allow, learn)",
 		.fallback = mode_fallback, .limit = mode_limit,
+		.default_key = "default-mode", .limit_key = "allowed-modes",
 	},
 	[POLICY_MAX_DEPTH] = {
 		.name = "max-depth", .metavar = "N", .annotation = ANNOTATION_MAX_DEPTH,
 		.json = "max_depth", FIELD(max_depth), .parse = policy_depth_parse,
 		.invalid = "not a decimal number in 0.." STR(NSGUARD_MAX_DEPTH),
 		.fallback = depth_fallback, .limit = ceiling_limit,
+		.default_key = "max-depth", .limit_key = "max-depth",
 	},
 	[POLICY_ERRNO] = {
 		.name = "errno", .metavar = "EPERM|ENOSPC|EACCES", .annotation = ANNOTATION_ERRNO,
 		.json = "errno", FIELD(err), .parse = policy_errno_parse,
 		.show = policy_errno_show, .invalid = "not one of EPERM, ENOSPC, EACCES",
-		.fallback = errno_fallback,
+		.fallback = errno_fallback, .default_key = "errno",
 	},
 	/* Measured by the shim; nsguard attach --base-level sets it by hand. */
 	[POLICY_BASE_LEVEL] = {
@@ -287,6 +289,7 @@ const struct policy_field policy_fields[POLICY_FIELD_COUNT] = {
 		.if_absent = NSGUARD_COUNT_UNLIMITED,
 		.invalid = "not a count 0.." STR(NSGUARD_MAX_COUNT) " or unlimited",
 		.fallback = count_fallback, .limit = ceiling_limit,
+		.default_key = "max-count", .limit_key = "max-count",
 	},
 };
 
@@ -342,6 +345,13 @@ static const struct policy_field *field_of_annotation(const char *key)
 int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
 		   size_t n, struct nsguard_policy *out)
 {
+	return policy_resolve_why(cfg, annotations, n, out, NULL);
+}
+
+int policy_resolve_why(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
+		       size_t n, struct nsguard_policy *out, struct policy_why *why)
+{
+	struct policy_why unused;
 	struct policy_resolution r = { .cfg = cfg,
 				       .origin = cfg->origin[0] ? cfg->origin : "nsguard.conf" };
 	char q[QUOTE_MAX + 16], known[256];
@@ -366,12 +376,16 @@ int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation
 		r.given[f - policy_fields] = annotations[i].value;
 	}
 
+	why = why ?: &unused;
+	memset(why, 0, sizeof(*why));
 	for (i = 0; i < POLICY_FIELD_COUNT; i++) {
 		const char *value = r.given[i];
 
 		f = &policy_fields[i];
 		if (!f->fallback)
 			continue;
+		why->source[i] = value ? POLICY_FROM_ANNOTATION : POLICY_FROM_DEFAULT;
+		why->value[i] = value;
 		v = f->fallback(cfg);
 		if (value) {
 			if (f->parse(value, &v) < 0)
@@ -387,6 +401,7 @@ int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation
 	if (r.pol.mode == NSGUARD_MODE_DENY) {
 		r.pol.max_depth = 0;
 		r.pol.max_count = 0;
+		why->source[POLICY_MAX_DEPTH] = why->source[POLICY_MAX_COUNT] = POLICY_FROM_DENY;
 	}
 	/* Only the resolved fields are ours: base_level and cgroup_id belong
 	 * to the caller and are left untouched. */

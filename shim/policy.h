@@ -63,6 +63,8 @@ struct policy_field {
 	/* The admin's ceiling on an annotated value: 0 or nsg_fail (NULL: none). */
 	int (*limit)(const struct policy_resolution *r, const struct policy_field *f,
 		     const char *value, __u32 v);
+	/* The config keys behind fallback and limit (nsguard explain). */
+	const char *default_key, *limit_key;
 };
 
 extern const struct policy_field policy_fields[POLICY_FIELD_COUNT];
@@ -78,6 +80,21 @@ static inline void policy_field_set(struct nsguard_policy *p, const struct polic
 	*(__u32 *)((char *)p + f->offset) = v;
 }
 
+/* Where each resolved value came from (nsguard explain). */
+enum policy_source {
+	POLICY_FROM_CALLER, /* not resolved: base-level, measured by the hook */
+	POLICY_FROM_DEFAULT, /* no annotation: the config's default_key */
+	POLICY_FROM_ANNOTATION, /* the annotation, within the config's limit_key */
+	POLICY_FROM_DENY, /* 0: mode deny allows no nesting */
+};
+struct policy_why {
+	enum policy_source source[POLICY_FIELD_COUNT];
+	const char *value[POLICY_FIELD_COUNT]; /* the annotation's, for FROM_ANNOTATION */
+};
+/* policy_resolve, saying in *why where each field came from. */
+int policy_resolve_why(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
+		       size_t n, struct nsguard_policy *out, struct policy_why *why);
+
 /* The value as status shows it: show()'s name, or the number in buf. */
 const char *policy_field_show(const struct policy_field *f, __u32 v, char *buf, size_t len);
 /* "mode deny, max-depth 0, errno EPERM, base-level 1" (every field). */
@@ -87,6 +104,8 @@ void policy_describe(const struct nsguard_policy *p, char *buf, size_t len);
  * (struct nsguard_policy or nsguard_usage); 0 if none. */
 __u32 policy_deepest(__u64 depths);
 
+/* "deny, audit, allow" for an allowed-modes mask ("empty" for none). */
+void policy_modes_list(__u32 mask, char *buf, size_t size);
 const char *policy_mode_name(__u32 mode); /* "deny", "audit", "allow", "learn", "none" */
 int policy_mode_parse(const char *s, __u32 *mode); /* 0 or -EINVAL */
 int policy_mode_unshow(const char *s, __u32 *mode); /* also "none" (records) */

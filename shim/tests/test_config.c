@@ -230,6 +230,76 @@ static void t_load(void)
 	rmdir(dir);
 }
 
+/* nsguard check --config: every error, each with its line, in order. */
+struct errs {
+	unsigned line[8];
+	char msg[8][256];
+	int n;
+};
+
+static void collect(unsigned line, const char *msg, void *data)
+{
+	struct errs *e = data;
+
+	if (e->n < 8) {
+		e->line[e->n] = line;
+		snprintf(e->msg[e->n], sizeof(e->msg[0]), "%s", msg);
+	}
+	e->n++;
+}
+
+static void t_all_errors(void)
+{
+	static const char text[] = "# three bad lines and a conflict\n"
+				   "default-mode = allow\n"
+				   "allowed-modes = deny audit\n"
+				   "max-depth = 40\n"
+				   "bogus = 1\n"
+				   "errno = EPERM\n"
+				   "errno = ENOSPC\n";
+	struct nsguard_config c, before;
+	struct errs e = { 0 };
+
+	config_defaults(&c);
+	c.max_depth = 7;
+	before = c;
+	ASSERT_EQ(4, config_parse_all(text, strlen(text), "t.conf", collect, &e, &c));
+	ASSERT_EQ(4, e.n);
+	ASSERT_EQ(4, e.line[0]);
+	ASSERT_SUBSTR("t.conf:4: max-depth \"40\"", e.msg[0]);
+	ASSERT_EQ(5, e.line[1]);
+	ASSERT_SUBSTR("t.conf:5: unknown key \"bogus\"", e.msg[1]);
+	ASSERT_EQ(7, e.line[2]);
+	ASSERT_SUBSTR("t.conf:7: errno is already set on line 6", e.msg[2]);
+	ASSERT_EQ(2, e.line[3]);
+	ASSERT_SUBSTR("t.conf:2: default-mode allow is not in allowed-modes", e.msg[3]);
+	/* A config with errors is never handed out. */
+	ASSERT_EQ(before.max_depth, c.max_depth);
+
+	/* Without the report, the first error ends it, as the hook needs. */
+	ASSERT_ERR(-EINVAL, config_parse(text, strlen(text), "t.conf", &c));
+	ASSERT_MSG("t.conf:4: max-depth");
+
+	/* A good file: no error, the values and the line of each key. */
+	e.n = 0;
+	ASSERT_EQ(0, config_parse_all("\nmax-depth = 3\n", 15, "g.conf", collect, &e, &c));
+	ASSERT_EQ(0, e.n);
+	ASSERT_EQ(3, c.max_depth);
+	ASSERT_EQ(2, config_key_line(&c, "max-depth"));
+	ASSERT_EQ(0, config_key_line(&c, "errno"));
+}
+
+static void t_check_file(void)
+{
+	struct nsguard_config c;
+	struct errs e = { 0 };
+
+	ASSERT_TRUE(config_check("/nonexistent/nsguard.conf", collect, &e, &c) < 0);
+	ASSERT_EQ(1, e.n);
+	ASSERT_EQ(0, e.line[0]);
+	ASSERT_SUBSTR("/nonexistent/nsguard.conf", e.msg[0]);
+}
+
 void suite_config(void)
 {
 	char name[128];
@@ -249,4 +319,6 @@ void suite_config(void)
 	TEST_CASE("config", "parse-reject-nul-byte", t_nul_byte);
 	TEST_CASE("config", "parse-respects-length", t_length_bounds);
 	TEST_CASE("config", "load", t_load);
+	TEST_CASE("config", "check-every-error", t_all_errors);
+	TEST_CASE("config", "check-missing-file", t_check_file);
 }

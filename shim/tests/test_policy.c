@@ -264,6 +264,38 @@ static void t_describe(void)
 	ASSERT_EQ(0, policy_deepest(pol.depths));
 }
 
+/* nsguard explain: where each value came from. */
+static void t_why(void)
+{
+	struct oci_annotation allow[] = { { "nsguard.io/userns", "allow" },
+					  { "nsguard.io/userns.max-depth", "2" } };
+	struct oci_annotation deny[] = { { "nsguard.io/userns", "deny" } };
+	struct nsguard_policy pol = { 0 };
+	struct nsguard_config cfg;
+	struct policy_why why;
+
+	config_defaults(&cfg);
+	ASSERT_OK(policy_resolve_why(&cfg, allow, 2, &pol, &why));
+	ASSERT_EQ(POLICY_FROM_ANNOTATION, why.source[POLICY_MODE]);
+	ASSERT_STREQ("allow", why.value[POLICY_MODE]);
+	ASSERT_EQ(POLICY_FROM_ANNOTATION, why.source[POLICY_MAX_DEPTH]);
+	ASSERT_EQ(2, pol.max_depth);
+	ASSERT_EQ(POLICY_FROM_DEFAULT, why.source[POLICY_ERRNO]);
+	ASSERT_TRUE(why.value[POLICY_ERRNO] == NULL);
+	ASSERT_EQ(POLICY_FROM_DEFAULT, why.source[POLICY_MAX_COUNT]);
+	ASSERT_EQ(POLICY_FROM_CALLER, why.source[POLICY_BASE_LEVEL]);
+
+	ASSERT_OK(policy_resolve_why(&cfg, deny, 1, &pol, &why));
+	ASSERT_EQ(POLICY_FROM_DENY, why.source[POLICY_MAX_DEPTH]);
+	ASSERT_EQ(POLICY_FROM_DENY, why.source[POLICY_MAX_COUNT]);
+	ASSERT_EQ(0, pol.max_depth);
+
+	/* The same answer as policy_resolve, refusal included. */
+	cfg.max_depth = 1;
+	ASSERT_ERR(-EPERM, policy_resolve_why(&cfg, allow, 2, &pol, &why));
+	ASSERT_MSG("exceeds the administrator's max-depth 1");
+}
+
 void suite_policy(void)
 {
 	size_t i;
@@ -271,6 +303,7 @@ void suite_policy(void)
 	for (i = 0; i < ARRAY_SIZE(rows); i++)
 		TEST_CASE("policy", rows[i].name, check_row, &rows[i]);
 	TEST_CASE("policy", "names", t_names);
+	TEST_CASE("policy", "why", t_why);
 	TEST_CASE("policy", "depth-parse", t_depth_parse);
 	TEST_CASE("policy", "long-value-cut", t_long_value_cut);
 	for (i = 0; i < ARRAY_SIZE(count_rows); i++)

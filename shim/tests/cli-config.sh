@@ -1,0 +1,102 @@
+#!/bin/bash
+# Host tests of `nsguard check --config FILE` and `nsguard explain` (#14
+# item 2) against build/nsguard: neither calls bpf() or needs privileges, so
+# they run without capabilities here.  Never `nsguard check` without
+# --config: that one tries a trial attach.
+# The conditions are strings that ok() evaluates after each run (SC2016).
+# shellcheck source=integration/tests/lib.sh disable=SC1091,SC2016
+. "$(dirname "$0")/../../integration/tests/lib.sh"
+
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+chmod 755 "$t"
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+run() {
+	nobody "$@" >"$t/out" 2>"$t/err"
+	rc=$?
+	out=$(cat "$t/out")
+	err=$(cat "$t/err")
+}
+# ok NAME COND WHY: PASS if the shell test COND (a command) succeeds.
+ok() {
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then pass "cli/$name"; else fail "cli/$name" "$why (rc $rc; out: ${out:0:300}; err: ${err:0:300})"; fi
+}
+has() { [[ $out == *"$1"* ]]; }
+jqt() { jq -e "$1" <<<"$out" >/dev/null 2>&1; }
+
+cat >"$t/bad.conf" <<'CONF'
+# three bad lines and a conflict
+default-mode = allow
+allowed-modes = deny audit
+max-depth = 40
+bogus = 1
+errno = EPERM
+errno = ENOSPC
+CONF
+printf 'default-mode = deny\nallowed-modes = deny audit allow\nmax-depth = 2\nmax-count = 5\n' >"$t/good.conf"
+chmod 644 "$t"/*.conf
+
+# check --config: every error with FILE:LINE, exit 1; a good file exit 0.
+run "$NSGUARD" check --config "$t/bad.conf"
+ok check-config-every-error "want exit 1 and the four errors with their lines" eval \
+	'[ "$rc" = 1 ] && has "$t/bad.conf:4: max-depth" && has "$t/bad.conf:5: unknown key \"bogus\"" &&
+	 has "$t/bad.conf:7: errno is already set on line 6" &&
+	 has "$t/bad.conf:2: default-mode allow is not in allowed-modes" && has "$t/bad.conf: 4 errors"'
+run "$NSGUARD" --config "$t/bad.conf" check --json
+ok check-config-json "want exit 1 and valid:false with 4 errors" eval \
+	'[ "$rc" = 1 ] && jqt ".ok == false and .config.valid == false and (.config.errors | length) == 4 and
+		([.config.errors[].line] == [4, 5, 7, 2])"'
+run "$NSGUARD" check --config "$t/good.conf"
+ok check-config-good "want exit 0 and ok" eval '[ "$rc" = 0 ] && has "ok       admin config $t/good.conf"'
+run "$NSGUARD" check --json --config "$t/good.conf"
+ok check-config-good-json "want exit 0, valid and no errors" eval \
+	'[ "$rc" = 0 ] && jqt ".ok and .config.valid and .config.errors == []"'
+run "$NSGUARD" check --config "$t/missing.conf"
+ok check-config-missing "want exit 1 naming the file" eval '[ "$rc" = 1 ] && has "open config $t/missing.conf"'
+run "$NSGUARD" check --config "$NSG_REPO/examples/nsguard.conf"
+ok check-config-example "the shipped example must be valid" eval '[ "$rc" = 0 ]'
+
+# explain: the defaults, an annotation within the limits, one beyond them.
+run "$NSGUARD" explain --config "$t/good.conf"
+ok explain-default "want mode deny from default-mode at line 1" eval \
+	'[ "$rc" = 0 ] && [[ $out == *"mode        deny       no annotation: default-mode ($t/good.conf:1)"* ]] &&
+	 has "max-depth   0          mode deny allows no nesting"'
+run "$NSGUARD" explain --config "$t/good.conf" --annotation nsguard.io/userns=allow \
+	--annotation nsguard.io/userns.max-depth=1
+ok explain-annotation "want allow and depth 1 from the annotations, within the lines of the limits" eval \
+	'[ "$rc" = 0 ] && has "annotation nsguard.io/userns=allow, within allowed-modes deny, audit, allow ($t/good.conf:2)" &&
+	 has "annotation nsguard.io/userns.max-depth=1, within max-depth 2 ($t/good.conf:3)" &&
+	 has "max-count   5          no annotation: max-count ($t/good.conf:4)"'
+run "$NSGUARD" explain --config "$t/good.conf" --annotation nsguard.io/userns=audit --json
+ok explain-json "want the policy and the sources as JSON" eval \
+	'[ "$rc" = 0 ] && jqt ".refused == false and .policy.mode == \"audit\" and .policy.max_depth == 2 and
+		.why.mode.from == \"annotation\" and .why.mode.config_line == 2 and
+		.why.max_depth.from == \"default\" and .why.max_depth.config_key == \"max-depth\" and
+		.why.base_level.from == \"hook\" and (.policy | has(\"base_level\") | not)"'
+run "$NSGUARD" explain --config "$t/good.conf" --annotation nsguard.io/userns.max-depth=3 \
+	--annotation nsguard.io/userns=allow
+ok explain-beyond-limit "want the hook's refusal, exit 1" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"refused: annotation nsguard.io/userns.max-depth=3 exceeds the administrator'"'"'s max-depth 2"* ]]'
+run "$NSGUARD" explain --config "$t/good.conf" --annotation nsguard.io/userns=learn --json
+ok explain-mode-not-allowed-json "want refused:true and the message, exit 1" eval \
+	'[ "$rc" = 1 ] && jqt ".refused and (.error | test(\"not permitted: allowed-modes is deny, audit, allow\"))"'
+run "$NSGUARD" explain --annotation nsguard.io/userns=sometimes
+ok explain-bad-value "want exit 1 naming the value" eval '[ "$rc" = 1 ] && [[ $err == *"sometimes"* ]]'
+run "$NSGUARD" explain --annotation nsguard.io/userns=allow --annotation nsguard.io/userns=deny
+ok explain-given-twice "want the hook's 'given twice'" eval '[ "$rc" = 1 ] && [[ $err == *"given twice"* ]]'
+
+# --bundle: config.json's annotations, under those given (the state's).
+mkdir -p "$t/bundle"
+echo '{"ociVersion":"1.0.2","annotations":{"nsguard.io/userns":"audit","nsguard.io/userns.errno":"ENOSPC","other":"x"}}' \
+	>"$t/bundle/config.json"
+chmod -R a+rX "$t/bundle"
+run "$NSGUARD" explain --config "$t/good.conf" --bundle "$t/bundle" --json
+ok explain-bundle "want audit and ENOSPC from config.json" eval \
+	'[ "$rc" = 0 ] && jqt ".policy.mode == \"audit\" and .policy.errno == \"ENOSPC\" and .why.errno.from == \"annotation\""'
+run "$NSGUARD" explain --config "$t/good.conf" --bundle "$t/bundle" --annotation nsguard.io/userns=allow --json
+ok explain-state-wins "an --annotation wins over config.json's, as the state does for the hook" eval \
+	'[ "$rc" = 0 ] && jqt ".policy.mode == \"allow\" and .policy.errno == \"ENOSPC\""'
+run "$NSGUARD" explain --bundle "$t/nobundle"
+ok explain-bundle-missing "want exit 1 naming config.json" eval '[ "$rc" = 1 ] && [[ $err == *"$t/nobundle/config.json"* ]]'
