@@ -49,8 +49,10 @@ static void usage(FILE *out)
 	}
 	fputs("\n"
 	      "  detach --cgroup PATH | --id NAME\n"
-	      "  status [--json]               guarded containers, counters, global state\n"
-	      "  monitor [--json] [--count N]  stream deny and audit events\n"
+	      "  status [--format text|json|prometheus] [--json]\n"
+	      "                                guarded containers, counters, global state\n"
+	      "  monitor [--json] [--count N] [--id ID] [--pod NAME] [--namespace NS]\n"
+	      "                                stream deny and audit events\n"
 	      "  gc                            forget containers whose cgroup is gone\n"
 	      "  check                         test the kernel and system requirements\n"
 	      "  upgrade                       move guarded cgroups to this build's program\n"
