@@ -230,6 +230,9 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	if (s.format == FORMAT_PROMETHEUS) {
 		struct metrics m = { .loaded = loaded, .stats = stats, .c = s.mc, .n = s.n };
 
+		/* Only now: ids moved while it grew. */
+		for (size_t i = 0; i < s.n; i++)
+			s.mc[i].identity = &s.ids[i];
 		if (metrics_write(stdout, &m) < 0)
 			err = nsg_fail(EIO, "status: writing the metrics: %s", strerror(errno));
 	} else if (json) {
