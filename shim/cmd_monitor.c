@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* nsguard monitor [--json] [--count N]: stream the ring-buffer events. */
+/*
+ * nsguard monitor [--json] [--count N] [--id ID] [--pod NAME] [--namespace NS]:
+ * stream the ring-buffer events.
+ */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,10 +30,13 @@ static void on_signal(int sig)
 struct idmap {
 	__u64 cgroup_id;
 	char *id;
+	struct pod_identity identity;
 };
 
 struct monitor {
 	bool json;
+	/* Filters: an event whose record does not match is consumed, not printed. */
+	const char *want_id, *want_pod, *want_namespace;
 	unsigned long long count, seen;
 	struct idmap *ids;
 	size_t n_ids, cap_ids;
@@ -40,8 +46,10 @@ struct monitor {
 
 static void ids_free(struct monitor *m)
 {
-	for (size_t i = 0; i < m->n_ids; i++)
+	for (size_t i = 0; i < m->n_ids; i++) {
 		free(m->ids[i].id);
+		identity_free(&m->ids[i].identity);
+	}
 	free(m->ids);
 	m->ids = NULL;
 	m->n_ids = m->cap_ids = 0;
@@ -63,17 +71,21 @@ static int ids_add(const struct nsguard_record *rec, void *data)
 	m->ids[m->n_ids].id = strdup(rec->id);
 	if (!m->ids[m->n_ids].id)
 		return -ENOMEM;
+	if (identity_copy(&m->ids[m->n_ids].identity, &rec->identity) < 0) {
+		free(m->ids[m->n_ids].id);
+		return -ENOMEM;
+	}
 	m->n_ids++;
 	return 0;
 }
 
-static const char *ids_lookup(struct monitor *m, __u64 cgroup_id)
+static const struct idmap *ids_lookup(struct monitor *m, __u64 cgroup_id)
 {
 	time_t now = time(NULL);
 
 	for (size_t i = 0; i < m->n_ids; i++)
 		if (m->ids[i].cgroup_id == cgroup_id)
-			return m->ids[i].id;
+			return &m->ids[i];
 	/* A container started after us: reload, but not once per event. */
 	if (cgroup_id == m->last_miss && now - m->last_miss_at < 2)
 		return NULL;
@@ -82,7 +94,7 @@ static const char *ids_lookup(struct monitor *m, __u64 cgroup_id)
 		nsg_clear_error();
 	for (size_t i = 0; i < m->n_ids; i++)
 		if (m->ids[i].cgroup_id == cgroup_id)
-			return m->ids[i].id;
+			return &m->ids[i];
 	m->last_miss = cgroup_id;
 	m->last_miss_at = now;
 	return NULL;
@@ -123,7 +135,20 @@ static const char *reason_name(__u32 r)
 	return r < ARRAY_SIZE(names) && names[r] ? names[r] : "unknown";
 }
 
-static void print_json(const struct nsguard_event *e, const char *time, const char *id,
+/* Whether the event of container c (NULL: no record) passes the filters. */
+static bool wanted(const struct monitor *m, const struct idmap *c)
+{
+	const char *const want[] = { m->want_id, m->want_pod, m->want_namespace };
+	const char *const have[] = { c ? c->id : NULL, c ? c->identity.v[IDENT_POD] : NULL,
+				     c ? c->identity.v[IDENT_NAMESPACE] : NULL };
+
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (want[i] && (!have[i] || strcmp(want[i], have[i]) != 0))
+			return false;
+	return true;
+}
+
+static void print_json(const struct nsguard_event *e, const char *time, const struct idmap *c,
 		       const char *comm, const char *errname)
 {
 	cleanup_cjson cJSON *o = cJSON_CreateObject();
@@ -132,10 +157,16 @@ static void print_json(const struct nsguard_event *e, const char *time, const ch
 	if (!o)
 		return;
 	cJSON_AddStringToObject(o, "time", time);
-	if (id)
-		cJSON_AddStringToObject(o, "id", id);
+	if (c)
+		cJSON_AddStringToObject(o, "id", c->id);
 	else
 		cJSON_AddNullToObject(o, "id");
+	for (int f = 0; f < IDENT_COUNT; f++) {
+		if (c && c->identity.v[f])
+			cJSON_AddStringToObject(o, identity_name(f), c->identity.v[f]);
+		else
+			cJSON_AddNullToObject(o, identity_name(f));
+	}
 	json_add_u64(o, "cgroup_id", e->cgroup_id);
 	json_add_u64(o, "task_cgroup_id", e->task_cgroup_id);
 	cJSON_AddNumberToObject(o, "pid", e->pid);
@@ -162,15 +193,18 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct monitor *m = ctx;
 	const struct nsguard_event *e = data;
 	char time[80], comm[NSGUARD_COMM_LEN * 4 + 1], numerr[16];
-	const char *id, *errname = NULL;
+	const struct idmap *c;
+	const char *errname = NULL;
 	size_t i;
 
 	if (size < sizeof(*e))
 		return 0;
 	if (m->count && m->seen >= m->count)
 		return -ECANCELED;
+	c = ids_lookup(m, e->cgroup_id);
+	if (!wanted(m, c))
+		return 0; /* consumed, not printed, not counted */
 	format_time(e->ts_boot_ns, time, sizeof(time));
-	id = ids_lookup(m, e->cgroup_id);
 	/* comm is chosen by the container: never let it forge fields or lines. */
 	for (i = 0; i < NSGUARD_COMM_LEN && e->comm[i]; i++)
 		comm[i] = (e->comm[i] > ' ' && e->comm[i] < 0x7f && e->comm[i] != '=') ? e->comm[i] : '?';
@@ -182,14 +216,19 @@ static int on_event(void *ctx, void *data, size_t size)
 			errname = numerr;
 		}
 	}
-	if (m->json)
-		print_json(e, time, id, comm, errname);
-	else
-		printf("%s %s id=%s cgroup=%llu pid=%u tid=%u comm=%s uid=%u gid=%u level=%u depth=%u "
+	if (m->json) {
+		print_json(e, time, c, comm, errname);
+	} else {
+		printf("%s %s id=%s", time, decision_name(e->decision), c ? c->id : "-");
+		/* Only what the record has: lines of containers outside a pod stay as they were. */
+		for (int f = 0; c && f < IDENT_COUNT; f++)
+			if (c->identity.v[f])
+				printf(" %s=%s", identity_name(f), c->identity.v[f]);
+		printf(" cgroup=%llu pid=%u tid=%u comm=%s uid=%u gid=%u level=%u depth=%u "
 		       "reason=%s errno=%s\n",
-		       time, decision_name(e->decision), id ?: "-", (unsigned long long)e->cgroup_id,
-		       e->pid, e->tid, comm, e->uid, e->gid, e->level, e->depth,
-		       reason_name(e->reason), errname ?: "-");
+		       (unsigned long long)e->cgroup_id, e->pid, e->tid, comm, e->uid, e->gid,
+		       e->level, e->depth, reason_name(e->reason), errname ?: "-");
+	}
 	fflush(stdout);
 	m->seen++;
 	/* Stop consuming: events past --count stay for the next reader. */
@@ -232,6 +271,12 @@ static int monitor_opt(int opt, const char *arg, void *data)
 
 	if (opt == 'j')
 		m->json = true;
+	else if (opt == 'i')
+		m->want_id = arg;
+	else if (opt == 'p')
+		m->want_pod = arg;
+	else if (opt == 'N')
+		m->want_namespace = arg;
 	else if (parse_u64(arg, &m->count) < 0 || m->count == 0)
 		return cmd_usage("monitor: --count wants a positive number, got '%s'", arg);
 	return 0;
@@ -241,7 +286,11 @@ int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct cmd_option opts[] = {
 		{ .name = "json", .val = 'j', .help = "one JSON object per line" },
-		{ .name = "count", .arg = "N", .val = 'n', .help = "stop after N events" },
+		{ .name = "count", .arg = "N", .val = 'n', .help = "stop after N printed events" },
+		{ .name = "id", .arg = "ID", .val = 'i', .help = "only the events of this container" },
+		{ .name = "pod", .arg = "NAME", .val = 'p', .help = "only the events of this pod" },
+		{ .name = "namespace", .arg = "NS", .val = 'N',
+		  .help = "only the events of this Kubernetes namespace" },
 		{},
 	};
 	struct monitor m = { 0 };

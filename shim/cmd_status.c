@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* nsguard status [--json]: records, their live policy and counters. */
+/*
+ * nsguard status [--format text|json|prometheus] [--json]: records, their
+ * live policy and counters.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,14 +12,61 @@
 #include "guard.h"
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 #include "policy.h"
 #include "record.h"
 #include "util.h"
 
+enum status_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
+
 struct status {
 	struct guard *g; /* NULL when the program is not loaded */
-	cJSON *list; /* --json */
+	enum status_format format;
+	bool json_flag; /* --json given */
+	const char *format_arg; /* --format given */
+	cJSON *list; /* json */
+	/* prometheus: one entry per record, its identity owned here */
+	struct metrics_container *mc;
+	struct pod_identity *ids;
+	size_t n, cap;
 };
+
+static int metrics_add(struct status *s, const struct nsguard_record *rec,
+		       const struct nsguard_policy *pol, const struct nsguard_counters *cnt,
+		       bool attached)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap * 2 + 16;
+		struct metrics_container *mc = realloc(s->mc, cap * sizeof(*mc));
+		struct pod_identity *ids;
+
+		if (!mc)
+			return -ENOMEM;
+		s->mc = mc;
+		ids = realloc(s->ids, cap * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		s->ids = ids;
+		s->cap = cap;
+	}
+	if (identity_copy(&s->ids[s->n], &rec->identity) < 0)
+		return -ENOMEM;
+	s->mc[s->n] = (struct metrics_container){ .id = strdup(rec->id), .attached = attached,
+						  .mode = policy_mode_name(pol->mode),
+						  .cnt = *cnt };
+	s->n++;
+	return s->mc[s->n - 1].id ? 0 : -ENOMEM;
+}
+
+static void metrics_free(struct status *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free((char *)s->mc[i].id);
+		identity_free(&s->ids[i]);
+	}
+	free(s->mc);
+	free(s->ids);
+}
 
 static int show_one(const struct nsguard_record *rec, void *data)
 {
@@ -36,8 +86,17 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	}
 	nsg_clear_error();
 
-	if (!s->list) {
+	if (s->format == FORMAT_PROMETHEUS)
+		return metrics_add(s, rec, &pol, &cnt, attached);
+	if (s->format == FORMAT_TEXT) {
 		printf("container %s\n", rec->id);
+		for (int f = 0; f < IDENT_COUNT; f++) {
+			char label[32];
+
+			snprintf(label, sizeof(label), "%s:", identity_name(f));
+			if (rec->identity.v[f])
+				printf("  %-12s%s\n", label, rec->identity.v[f]);
+		}
 		printf("  cgroup:     %s (id %llu)\n", rec->cgroup_path,
 		       (unsigned long long)rec->cgroup_id);
 		for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
@@ -67,6 +126,10 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	    !cJSON_AddStringToObject(o, "cgroup", rec->cgroup_path) ||
 	    !json_add_u64(o, "cgroup_id", rec->cgroup_id))
 		return -ENOMEM;
+	for (int f = 0; f < IDENT_COUNT; f++)
+		if (rec->identity.v[f] &&
+		    !cJSON_AddStringToObject(o, identity_name(f), rec->identity.v[f]))
+			return -ENOMEM;
 	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
 		const struct policy_field *f = &policy_fields[i];
 		__u32 v = policy_field_get(&pol, f);
@@ -87,10 +150,38 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	return 0;
 }
 
+static int status_opt(int opt, const char *arg, void *data)
+{
+	struct status *s = data;
+	enum status_format want;
+
+	if (opt == 'j') {
+		want = FORMAT_JSON;
+		s->json_flag = true;
+	} else if (strcmp(arg, "text") == 0) {
+		want = FORMAT_TEXT;
+	} else if (strcmp(arg, "json") == 0) {
+		want = FORMAT_JSON;
+	} else if (strcmp(arg, "prometheus") == 0) {
+		want = FORMAT_PROMETHEUS;
+	} else {
+		return cmd_usage("status: --format wants text, json or prometheus, got '%s'", arg);
+	}
+	if (opt != 'j')
+		s->format_arg = arg;
+	/* --json is --format json: with another format it is a conflict. */
+	if (s->json_flag && s->format_arg && strcmp(s->format_arg, "json") != 0)
+		return cmd_usage("status: --json conflicts with --format %s", s->format_arg);
+	s->format = want;
+	return 0;
+}
+
 int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct cmd_option opts[] = {
-		{ .name = "json", .val = 'j', .help = "one JSON object (64-bit numbers as strings)" },
+		{ .name = "format", .arg = "text|json|prometheus", .val = 'f',
+		  .help = "the output format (default text)" },
+		{ .name = "json", .val = 'j', .help = "--format json: 64-bit numbers as strings" },
 		{},
 	};
 	struct guard g = GUARD_INIT;
@@ -98,10 +189,10 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	struct status s = { 0 };
 	cleanup_cjson cJSON *doc = NULL;
 	char *text = NULL;
-	bool json = false, loaded;
+	bool json, loaded;
 	int err = 0;
 
-	err = cmd_options("status", argc, argv, opts, cmd_set_flag, &json) ?:
+	err = cmd_options("status", argc, argv, opts, status_opt, &s) ?:
 	      cmd_require_privileges();
 	if (err)
 		return err;
@@ -117,6 +208,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		if (err)
 			goto out;
 	}
+	json = s.format == FORMAT_JSON;
 	if (json) {
 		cleanup_cjson cJSON *list = cJSON_CreateArray();
 
@@ -135,7 +227,15 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		err = nsg_fail(ENOMEM, "out of memory");
 	if (err)
 		goto out;
-	if (json) {
+	if (s.format == FORMAT_PROMETHEUS) {
+		struct metrics m = { .loaded = loaded, .stats = stats, .c = s.mc, .n = s.n };
+
+		/* Only now: ids moved while it grew. */
+		for (size_t i = 0; i < s.n; i++)
+			s.mc[i].identity = &s.ids[i];
+		if (metrics_write(stdout, &m) < 0)
+			err = nsg_fail(EIO, "status: writing the metrics: %s", strerror(errno));
+	} else if (json) {
 		text = cJSON_PrintUnformatted(doc);
 		if (!text) {
 			err = nsg_fail(ENOMEM, "out of memory");
@@ -152,6 +252,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 out:
 	free(text);
+	metrics_free(&s);
 	guard_close(&g);
 	return err;
 }

@@ -191,6 +191,8 @@ int container_guard(const struct container_env *env, const struct container_spec
 	rec.policy = *pol;
 	rec.shared = spec->shared;
 	rec.learn_dir = pol->mode == NSGUARD_MODE_LEARN ? (char *)spec->learn_dir : NULL;
+	if (spec->identity)
+		rec.identity = *spec->identity; /* borrowed, like the rest: never freed here */
 	err = record_write(env->record_dir, &rec);
 	if (err) {
 		/* Without a record nothing would ever detach it. */

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "../bpf/nsguard.h"
+#include "identity.h"
 
 struct container_env {
 	const char *record_dir; /* NSGUARD_RECORD_DIR */
@@ -51,6 +52,7 @@ struct container_spec {
 	const char *cgroup_path; /* relative to the cgroup2 root, starting with '/' */
 	bool shared; /* the admin allows other processes there (shared-cgroups) */
 	const char *learn_dir; /* learn mode: where the suggestion goes at the end */
+	const struct pod_identity *identity; /* pod, namespace, container; may be NULL */
 };
 
 /*

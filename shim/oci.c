@@ -232,6 +232,11 @@ static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new
 					it->string ? it->string : "");
 		if (annotation_to_add(st, it->string, only_new))
 			n++;
+		/* A label for humans: never an error but memory. */
+		err = identity_set(&st->identity, identity_field_of(it->string), it->string,
+				   it->valuestring);
+		if (err < 0)
+			return err;
 	}
 	if (n == 0)
 		return 0;
@@ -270,6 +275,7 @@ void oci_state_free(struct oci_state *st)
 		free(st->annotations[i].value);
 	}
 	free(st->annotations);
+	identity_free(&st->identity);
 	for (i = 0; i < st->n_mounts; i++) {
 		free(st->mounts[i].destination);
 		free(st->mounts[i].source);

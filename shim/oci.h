@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "identity.h"
+
 #define OCI_STATE_MAX (1024 * 1024) /* stdin larger than this is refused */
 /*
  * Longest container id: the record is "<id>.json" and must fit NAME_MAX.
@@ -55,6 +57,9 @@ struct oci_state {
 	struct oci_mount *mounts;
 	size_t n_mounts;
 	char *cgroups_path; /* linux.cgroupsPath; NULL if absent */
+	/* Pod name, namespace, container name (identity.h): the state's
+	 * annotations first, then config.json's; labels only, sanitized. */
+	struct pod_identity identity;
 };
 
 /*

@@ -10,7 +10,8 @@
  * ids above 2^53.  "pid" and "start_time" (the container's init, which
  * poststop looks for) are left out when unknown (nsguard attach); "shared"
  * (true) marks a cgroup the admin let other processes share; "learn_dir"
- * (learn mode) is where its suggestion goes.  Writes are
+ * (learn mode) is where its suggestion goes; "pod", "namespace" and
+ * "container" (identity.h, optional) name it for humans.  Writes are
  * atomic (temp file, fsync, rename, fsync dir) so a crash never leaves a half
  * record for poststop or gc to trip over.
  */
@@ -42,6 +43,7 @@ void record_free(struct nsguard_record *rec)
 	free(rec->cgroup_path);
 	free(rec->link_pin);
 	free(rec->learn_dir);
+	identity_free(&rec->identity);
 	memset(rec, 0, sizeof(*rec));
 }
 
@@ -88,6 +90,10 @@ static cJSON *record_to_json(const struct nsguard_record *rec)
 		return NULL;
 	if (rec->learn_dir && !cJSON_AddStringToObject(doc, "learn_dir", rec->learn_dir))
 		return NULL;
+	for (int f = 0; f < IDENT_COUNT; f++)
+		if (rec->identity.v[f] &&
+		    !cJSON_AddStringToObject(doc, identity_name(f), rec->identity.v[f]))
+			return NULL;
 	pol = cJSON_AddObjectToObject(doc, "policy");
 	if (!pol)
 		return NULL;
@@ -218,6 +224,10 @@ static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
 	if (cJSON_GetObjectItemCaseSensitive(doc, "learn_dir") &&
 	    (err = get_str(doc, "learn_dir", false, &rec->learn_dir)) < 0)
 		return err;
+	for (int f = 0; f < IDENT_COUNT; f++)
+		if (cJSON_GetObjectItemCaseSensitive(doc, identity_name(f)) &&
+		    (err = get_str(doc, identity_name(f), false, &rec->identity.v[f])) < 0)
+			return err;
 	if (cJSON_GetObjectItemCaseSensitive(doc, "pid") &&
 	    ((err = get_u32(doc, "pid", &rec->pid)) < 0 || rec->pid == 0 || rec->pid > INT32_MAX ||
 	     (err = get_u64(doc, "start_time", &rec->start_time)) < 0))
@@ -353,7 +363,8 @@ static int find_cb(const struct nsguard_record *rec, void *data)
 	ctx->out->cgroup_path = strdup(rec->cgroup_path);
 	ctx->out->link_pin = rec->link_pin ? strdup(rec->link_pin) : NULL;
 	ctx->out->learn_dir = rec->learn_dir ? strdup(rec->learn_dir) : NULL;
-	if (!ctx->out->id || !ctx->out->cgroup_path || (rec->link_pin && !ctx->out->link_pin) ||
+	if (identity_copy(&ctx->out->identity, &rec->identity) < 0 || !ctx->out->id ||
+	    !ctx->out->cgroup_path || (rec->link_pin && !ctx->out->link_pin) ||
 	    (rec->learn_dir && !ctx->out->learn_dir)) {
 		record_free(ctx->out);
 		return nsg_fail(ENOMEM, "out of memory");

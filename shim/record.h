@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "../bpf/nsguard.h"
+#include "identity.h"
 
 struct nsguard_record {
 	char *id;
@@ -17,6 +18,7 @@ struct nsguard_record {
 	bool shared; /* shared-cgroups = allow: other processes may stay after it */
 	char *learn_dir; /* learn mode: where its suggestion goes (admin config) */
 	struct nsguard_policy policy;
+	struct pod_identity identity; /* "pod", "namespace", "container": labels only */
 };
 
 /* Write dir/<id>.json atomically (temp file, fsync, rename); creates dir. */

@@ -53,10 +53,12 @@ for c in "${cmds[@]}"; do
 		# Its line, with the next one when the help went there.
 		line=$(awk -v o="$o" 'found { print; exit }
 			$0 ~ "^  (-., )?" o "( |$)" { print; if (NF > 3) exit; found = 1 }' <<<"$help")
-		case $line in
-		*"$o N "* | *"$o N"$'\n'*) arg=(1) ;;
-		*"$o "[A-Z]*=*) arg=(k=v) ;;
-		*"$o "[A-Za-z]*) arg=(x) ;;
+		meta=$(awk -v o="$o" '{ for (i = 1; i < NF; i++) if ($i == o) { print $(i + 1); exit } }' <<<"$line")
+		case $meta in
+		N) arg=(1) ;;
+		*=*) arg=(k=v) ;;
+		*"|"*) arg=("${meta%%|*}") ;; # the first of the values it lists
+		[A-Z]*) arg=(x) ;;
 		*) arg=() ;;
 		esac
 		run nobody "$NSGUARD" "$c" "$o" "${arg[@]}" "$o" "${arg[@]}"

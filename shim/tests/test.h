@@ -110,5 +110,6 @@ void suite_scope(void);
 void suite_record(void);
 void suite_container(void);
 void suite_fileio(void);
+void suite_identity(void);
 
 #endif

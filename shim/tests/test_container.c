@@ -508,6 +508,26 @@ static void t_unguard_shared(void)
 	ASSERT_TRUE(!f_link_pinned(10));
 }
 
+/* The spec's pod identity goes into the record. */
+static void t_guard_identity(void)
+{
+	struct pod_identity ident = { .v = { (char *)"web-0", (char *)"shop", NULL } };
+	struct container_spec spec = { .id = "web", .pid = 100, .cgroup_path = "/a",
+				       .identity = &ident };
+	struct nsguard_policy pol = allow2;
+	struct nsguard_record rec = { 0 };
+	bool refused = false;
+
+	cg("/a", 10);
+	proc(0, 100, 5);
+	ASSERT_OK(container_guard(&env, &spec, &pol, &refused));
+	ASSERT_OK(record_read(w.recdir, "web", &rec));
+	ASSERT_STREQ("web-0", rec.identity.v[IDENT_POD]);
+	ASSERT_STREQ("shop", rec.identity.v[IDENT_NAMESPACE]);
+	ASSERT_TRUE(rec.identity.v[IDENT_CONTAINER] == NULL);
+	record_free(&rec);
+}
+
 static void t_unguard_unknown(void)
 {
 	ASSERT_ERR(-ENOENT, container_unguard(&env, "nope", false));
@@ -689,6 +709,7 @@ void suite_container(void)
 	CASE("unguard-init-running", t_unguard_init_running);
 	CASE("unguard-populated", t_unguard_populated);
 	CASE("unguard-shared", t_unguard_shared);
+	CASE("guard-identity", t_guard_identity);
 	CASE("unguard-unknown", t_unguard_unknown);
 	CASE("unguard-cgroup", t_unguard_cgroup);
 	CASE("gc", t_gc);

@@ -271,6 +271,60 @@ static void t_invalid_fields(void)
 	ASSERT_ERR(-EINVAL, record_write(recdir, &in));
 }
 
+/* "pod", "namespace", "container" round-trip when set and stay absent when not. */
+static void t_identity(void)
+{
+	struct nsguard_record in = sample("pod1", 9), out;
+	struct pod_identity id = { .v = { (char *)"web-0", (char *)"shop", (char *)"nginx" } };
+	char path[256], buf[4096];
+	FILE *f;
+	size_t n;
+
+	in.identity = id;
+	ASSERT_OK(record_write(recdir, &in));
+	ASSERT_OK(record_read(recdir, "pod1", &out));
+	ASSERT_STREQ("web-0", out.identity.v[IDENT_POD]);
+	ASSERT_STREQ("shop", out.identity.v[IDENT_NAMESPACE]);
+	ASSERT_STREQ("nginx", out.identity.v[IDENT_CONTAINER]);
+	record_free(&out);
+	ASSERT_TRUE(out.identity.v[IDENT_POD] == NULL);
+
+	/* A record without them (as every older nsguard wrote) loads. */
+	in = sample("old", 10);
+	ASSERT_OK(record_write(recdir, &in));
+	snprintf(path, sizeof(path), "%s/old.json", recdir);
+	f = fopen(path, "r");
+	ASSERT_TRUE(f != NULL);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	ASSERT_TRUE(strstr(buf, "\"pod\"") == NULL && strstr(buf, "\"namespace\"") == NULL);
+	ASSERT_OK(record_read(recdir, "old", &out));
+	ASSERT_TRUE(identity_empty(&out.identity));
+	record_free(&out);
+}
+
+/* A record whose "pod" is not a string is malformed. */
+static void t_identity_bad_type(void)
+{
+	static const char doc[] =
+		"{\"version\":1,\"id\":\"bad\",\"cgroup\":\"/a\",\"cgroup_id\":\"5\","
+		"\"link_pin\":null,\"pod\":7,\"policy\":{\"mode\":\"deny\",\"max_depth\":0,"
+		"\"base_level\":0,\"errno\":\"EPERM\",\"cgroup_id\":\"5\"}}";
+	struct nsguard_record out;
+	char path[256];
+	FILE *f;
+
+	ASSERT_OK(record_write(recdir, &(struct nsguard_record){ .id = (char *)"x",
+					.cgroup_path = (char *)"/x" })); /* makes the dir */
+	snprintf(path, sizeof(path), "%s/bad.json", recdir);
+	f = fopen(path, "w");
+	ASSERT_TRUE(f != NULL);
+	fputs(doc, f);
+	fclose(f);
+	ASSERT_ERR(-EINVAL, record_read(recdir, "bad", &out));
+}
+
 /* The longest valid id still gets its record, and no temporary is left. */
 static void t_longest_id(void)
 {
@@ -307,4 +361,6 @@ void suite_record(void)
 	RECORD_CASE("foreach-missing-dir", t_foreach_missing_dir);
 	RECORD_CASE("write-failure-leaves-nothing", t_write_failure_leaves_nothing);
 	RECORD_CASE("invalid-fields", t_invalid_fields);
+	RECORD_CASE("identity", t_identity);
+	RECORD_CASE("identity-bad-type", t_identity_bad_type);
 }

@@ -117,6 +117,7 @@ static const struct {
 	{ "record", suite_record },
 	{ "container", suite_container },
 	{ "fileio", suite_fileio },
+	{ "identity", suite_identity },
 };
 
 int main(int argc, char **argv)

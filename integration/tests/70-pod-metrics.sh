@@ -1,0 +1,176 @@
+#!/bin/bash
+# Pod identity from the CRI runtimes' annotations (records, status, monitor
+# and its --id/--pod/--namespace filters; hostile values) and
+# `status --format prometheus` served by node_exporter's textfile collector.
+set -u
+. "$(dirname "$0")/lib-ct.sh"
+ct_init
+
+S=$CT_SUFFIX
+# containerd's CRI plugin and CRI-O (shim/identity.c names the sources).
+CD_ANN=(--ann io.kubernetes.cri.sandbox-name=web-0 --ann io.kubernetes.cri.sandbox-namespace=shop
+	--ann io.kubernetes.cri.container-name=nginx --ann io.kubernetes.cri.container-type=container)
+CRIO_ANN=(--ann io.kubernetes.pod.name=db-1 --ann io.kubernetes.pod.namespace=store
+	--ann io.kubernetes.container.name=pg)
+# shellcheck disable=SC2016 # jq programs
+IDENT='"\(.pod // "-")/\(.namespace // "-")/\(.container // "-")"'
+
+rec_ident() { "$JQ" -r "$IDENT" "$CT_RECORDS/$1.json" 2>&1; }
+# shellcheck disable=SC2016 # $id is jq's
+status_ident() { ct_status_json | "$JQ" -r --arg id "$1" ".containers[]? | select(.id == \$id) | $IDENT"; }
+# shellcheck disable=SC2016 # $id is jq's
+mon_ident() {
+	grep -F "\"$1\"" "$CT_MONLOG" | "$JQ" -r --arg id "$1" "select(.id == \$id) | $IDENT" | head -n 1
+}
+
+# ident_case ID WANT [BUNDLE OPTIONS...]: WANT (pod/namespace/container) in
+# the record, status (JSON and text) and the monitor's event of a denial.
+ident_case() {
+	local id=$1 want=$2
+	shift 2
+	start_guarded "$id" --mode deny "$@" || return 1
+	want_eq record "$(rec_ident "$id")" "$want" || return 1
+	want_eq "status --json" "$(status_ident "$id")" "$want" || return 1
+	# Its block of the text status: a pod line only when known.
+	CT_OUT=$("$NSGUARD" status 2>&1 | awk -v c="container $id" '$0 == c { p = 1 } p && /^$/ { exit } p')
+	CT_RC=0
+	if [ "${want%%/*}" = - ]; then
+		want_eq "status: pod line" "$(grep -c '^  pod:' <<<"$CT_OUT")" 0 || return 1
+	else
+		want_run "status" 0 "  pod:        ${want%%/*}" || return 1
+	fi
+	ct_exec "$id" nsg-userns unshare
+	want_run unshare 1 "unshare: fail errno=EPERM" || return 1
+	want_eq events "$(ct_events "$id" 1)" "deny:mode:EPERM:d1" || return 1
+	want_eq "monitor --json" "$(mon_ident "$id")" "$want"
+}
+ct_case pod/containerd-annotations ident_case "pod-cd-$S" web-0/shop/nginx "${CD_ANN[@]}"
+ct_case pod/crio-annotations ident_case "pod-crio-$S" db-1/store/pg "${CRIO_ANN[@]}"
+ct_case pod/none ident_case "pod-none-$S" -/-/-
+
+# filter_run OUT ARGS...: a monitor of our own (the suite's is stopped: a
+# ring-buffer event goes to one reader), one event wanted; a denial in A
+# first, then in B; the monitor must print B's only.
+filter_run() {
+	local out=$1 pid i
+	shift
+	"$NSGUARD" monitor --count 1 "$@" >"$out" 2>&1 &
+	pid=$!
+	ct_exec "$A" nsg-userns unshare
+	ct_exec "$B" nsg-userns unshare
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+case_filters() {
+	A=filt-a-$S B=filt-b-$S
+	local f=$CT_WORK/filter-$S.out
+	start_guarded "$A" --mode deny "${CD_ANN[@]}" || return 1
+	start_guarded "$B" --mode deny "${CRIO_ANN[@]}" || return 1
+	ct_monitor_stop
+	filter_run "$f" --json --pod db-1
+	want_eq "--pod db-1" "$("$JQ" -r '.id' "$f" 2>&1 | tr '\n' ' ')" "$B " || return 1
+	filter_run "$f" --json --id "$B"
+	want_eq "--id B" "$("$JQ" -r '.id' "$f" 2>&1 | tr '\n' ' ')" "$B " || return 1
+	filter_run "$f" --namespace store
+	CT_OUT=$(cat "$f")
+	CT_RC=0
+	want_run "--namespace store (text)" 0 \
+		"* deny id=$B pod=db-1 namespace=store container=pg cgroup=* reason=mode errno=EPERM" ||
+		return 1
+	want_eq "--namespace store: lines" "$(wc -l <"$f")" 1 || return 1
+	ct_monitor_ensure
+}
+ct_case pod/monitor-filters case_filters
+
+# Control characters, quotes and a 100000-byte value: the container starts
+# with a warning and the values are mended.
+case_hostile() {
+	local id=pod-evil-$S cfg
+	ct_bundle "$id" --mode deny "${CD_ANN[@]}" -- sleep 600 || return 1
+	cfg=$CT_WORK/b/$id/config.json
+	# shellcheck disable=SC2016 # a jq program
+	"$JQ" --arg big "$(head -c 100000 /dev/zero | tr '\0' n)" \
+		'.annotations["io.kubernetes.cri.sandbox-name"] = "evil\u001b[31m\n\"x\\\\y" |
+		 .annotations["io.kubernetes.cri.sandbox-namespace"] = $big' "$cfg" >"$cfg.new" &&
+		mv "$cfg.new" "$cfg" || return 1
+	ct_start "$id"
+	want_run "crun run -d" 0 "*annotation io.kubernetes.cri.sandbox-name: not a Kubernetes name*" ||
+		return 1
+	want_eq "pod" "$("$JQ" -r .pod "$CT_RECORDS/$id.json")" 'evil??31m??x??y' || return 1
+	want_eq "namespace length" "$("$JQ" -r '.namespace | length' "$CT_RECORDS/$id.json")" 253 ||
+		return 1
+	ct_exec "$id" nsg-userns unshare
+	want_run "still guarded" 1 "unshare: fail errno=EPERM"
+}
+ct_case pod/hostile-values case_hostile
+
+# ---------------------------------------------------------------- prometheus
+
+# prom_write DIR: the recipe of examples/prometheus.md (atomic: a temporary
+# name the collector ignores, then rename).
+prom_write() {
+	"$NSGUARD" status --format prometheus >"$1/nsguard.prom.$$" &&
+		mv "$1/nsguard.prom.$$" "$1/nsguard.prom"
+}
+
+# scrape PORT: node_exporter's /metrics, waiting up to 30 s for it.
+scrape() {
+	local i
+	for ((i = 0; i < 150; i++)); do
+		curl -sf "http://127.0.0.1:$1/metrics" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# denied METRICS ID: the denied counter of ID.
+denied() {
+	awk -v id="id=\"$2\"" '/^nsguard_userns_decisions_total[{]/ && index($0, id) &&
+		index($0, "action=\"denied\"") { print $NF }' <<<"$1"
+}
+
+prom_body() {
+	local id=prom-$S dir=$1 port=$2 m before after
+	start_guarded "$id" --mode deny "${CD_ANN[@]}" || return 1
+	prom_write "$dir" || { CT_WHY="status --format prometheus failed"; return 1; }
+	prometheus-node-exporter --collector.disable-defaults --collector.textfile \
+		--collector.textfile.directory="$dir" --web.listen-address="127.0.0.1:$port" \
+		>"$dir.log" 2>&1 &
+	NE_PID=$!
+	m=$(scrape "$port") || { CT_WHY="no scrape: $(tail -n 3 "$dir.log" | tr '\n' '|')"; return 1; }
+	want_eq "program loaded" "$(grep '^nsguard_program_loaded ' <<<"$m")" "nsguard_program_loaded 1" ||
+		return 1
+	grep -q "^nsguard_guarded_containers [1-9]" <<<"$m" ||
+		{ CT_WHY="guarded_containers: $(grep '^nsguard_guarded' <<<"$m")"; return 1; }
+	before=$(denied "$m" "$id")
+	want_eq "denied before" "$before" 0 || return 1
+	grep -q "^nsguard_userns_decisions_total{.*id=\"$id\".*pod=\"web-0\"" <<<"$m" ||
+		{ CT_WHY="no pod label for $id: $(grep -F "\"$id\"" <<<"$m" | head -n 2 | tr '\n' '|')"; return 1; }
+	ct_exec "$id" nsg-userns seq 3
+	want_run "three unshares (seq 3)" 1 "seq: fail created=0 errno=EPERM" || return 1
+	prom_write "$dir" || return 1
+	m=$(scrape "$port") || { CT_WHY="no second scrape"; return 1; }
+	after=$(denied "$m" "$id")
+	want_eq "denied after 3 denials" "$after" $((before + 3))
+}
+
+case_prometheus() {
+	local dir=$CT_WORK/textfile-$S rc
+	NE_PID=
+	if ! command -v prometheus-node-exporter >/dev/null || ! command -v curl >/dev/null; then
+		CT_WHY="prometheus-node-exporter or curl missing (integration/deps)"
+		return 1
+	fi
+	ip link set lo up 2>/dev/null
+	mkdir -p "$dir"
+	prom_body "$dir" 19100
+	rc=$?
+	[ -z "$NE_PID" ] || { kill "$NE_PID"; wait "$NE_PID"; } 2>/dev/null
+	return $rc
+}
+ct_case prometheus/node-exporter-textfile case_prometheus

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Pod identity from the CRI runtimes' annotations (identity.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "identity.h"
+#include "log.h"
+#include "util.h"
+
+/*
+ * The one table of annotation keys.  containerd's CRI plugin:
+ * pkg/cri/annotations/annotations.go (v1.6: SandboxName, SandboxNamespace,
+ * ContainerName).  CRI-O copies the kubelet's labels into the annotations:
+ * kubernetes pkg/kubelet/types/labels.go (KubernetesPodNameLabel,
+ * KubernetesPodNamespaceLabel, KubernetesContainerNameLabel).
+ */
+static const struct {
+	const char *key;
+	enum identity_field field;
+} identity_keys[] = {
+	{ "io.kubernetes.cri.sandbox-name", IDENT_POD },
+	{ "io.kubernetes.cri.sandbox-namespace", IDENT_NAMESPACE },
+	{ "io.kubernetes.cri.container-name", IDENT_CONTAINER },
+	{ "io.kubernetes.pod.name", IDENT_POD },
+	{ "io.kubernetes.pod.namespace", IDENT_NAMESPACE },
+	{ "io.kubernetes.container.name", IDENT_CONTAINER },
+};
+
+const char *identity_name(enum identity_field f)
+{
+	static const char *const names[] = {
+		[IDENT_POD] = "pod",
+		[IDENT_NAMESPACE] = "namespace",
+		[IDENT_CONTAINER] = "container",
+	};
+
+	return (unsigned)f < IDENT_COUNT ? names[f] : "?";
+}
+
+int identity_field_of(const char *annotation_key)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(identity_keys); i++)
+		if (strcmp(identity_keys[i].key, annotation_key) == 0)
+			return identity_keys[i].field;
+	return -1;
+}
+
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+char *identity_sanitize(const char *value, bool *changed)
+{
+	size_t n = strnlen(value, IDENTITY_MAX + 1), i;
+	char *out;
+
+	*changed = n > IDENTITY_MAX;
+	if (n > IDENTITY_MAX)
+		n = IDENTITY_MAX;
+	if (n == 0)
+		return NULL;
+	out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		out[i] = name_char(value[i]) ? value[i] : '?';
+		*changed |= out[i] != value[i];
+	}
+	out[n] = '\0';
+	return out;
+}
+
+int identity_set(struct pod_identity *id, enum identity_field f, const char *key,
+		 const char *value)
+{
+	bool changed = false;
+
+	if ((unsigned)f >= IDENT_COUNT || id->v[f] || !value[0])
+		return 0;
+	id->v[f] = identity_sanitize(value, &changed);
+	if (!id->v[f])
+		return nsg_fail(ENOMEM, "out of memory");
+	if (changed)
+		nsg_warn("warning: annotation %s: not a Kubernetes name, shown as \"%.40s%s\"", key,
+			 id->v[f], strlen(id->v[f]) > 40 ? "..." : "");
+	return 0;
+}
+
+int identity_copy(struct pod_identity *dst, const struct pod_identity *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (int f = 0; f < IDENT_COUNT; f++) {
+		if (!src->v[f])
+			continue;
+		dst->v[f] = strdup(src->v[f]);
+		if (!dst->v[f]) {
+			identity_free(dst);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+bool identity_empty(const struct pod_identity *id)
+{
+	for (int f = 0; f < IDENT_COUNT; f++)
+		if (id->v[f])
+			return false;
+	return true;
+}
+
+void identity_free(struct pod_identity *id)
+{
+	for (int f = 0; f < IDENT_COUNT; f++) {
+		free(id->v[f]);
+		id->v[f] = NULL;
+	}
+}

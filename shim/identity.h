@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Pod identity: pod name, namespace and container name, from the annotations
+ * a Kubernetes CRI runtime passes (identity_keys[] in identity.c).  The
+ * tenant controls annotations, so these are labels for humans only: never
+ * used for a decision, sanitized, and a bad value is dropped or mended with
+ * a warning, never a refusal.
+ */
+#ifndef NSGUARD_IDENTITY_H
+#define NSGUARD_IDENTITY_H
+
+#include <stdbool.h>
+
+enum identity_field { IDENT_POD, IDENT_NAMESPACE, IDENT_CONTAINER, IDENT_COUNT };
+
+/* Longest value kept: a DNS subdomain (a pod name); longer ones are cut. */
+#define IDENTITY_MAX 253
+
+struct pod_identity {
+	char *v[IDENT_COUNT]; /* NULL when unknown */
+};
+
+/* The record, status and monitor key of field f: "pod", "namespace", "container". */
+const char *identity_name(enum identity_field f);
+/* The field an annotation key carries, or -1. */
+int identity_field_of(const char *annotation_key);
+/*
+ * A malloc'd copy of value fit to show: at most IDENTITY_MAX bytes, every
+ * byte outside [A-Za-z0-9._-] (Kubernetes names use no others) replaced by
+ * '?'.  *changed says it was cut or mended.  NULL for an empty value or
+ * when out of memory.
+ */
+char *identity_sanitize(const char *value, bool *changed);
+/*
+ * Keep a sanitized copy of value as field f unless it is set already
+ * (the first source wins); a mended value is warned about, naming key.
+ * -ENOMEM only.
+ */
+int identity_set(struct pod_identity *id, enum identity_field f, const char *key,
+		 const char *value);
+int identity_copy(struct pod_identity *dst, const struct pod_identity *src);
+bool identity_empty(const struct pod_identity *id);
+void identity_free(struct pod_identity *id);
+
+#endif

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Pod identity from annotations (identity.c, oci.c) and the metrics text (metrics.c). */
+#include <stdlib.h>
+
+#include "identity.h"
+#include "metrics.h"
+#include "oci.h"
+#include "test.h"
+#include "util.h"
+
+static void t_keys(void)
+{
+	ASSERT_EQ(IDENT_POD, identity_field_of("io.kubernetes.cri.sandbox-name"));
+	ASSERT_EQ(IDENT_NAMESPACE, identity_field_of("io.kubernetes.cri.sandbox-namespace"));
+	ASSERT_EQ(IDENT_CONTAINER, identity_field_of("io.kubernetes.cri.container-name"));
+	ASSERT_EQ(IDENT_POD, identity_field_of("io.kubernetes.pod.name"));
+	ASSERT_EQ(IDENT_NAMESPACE, identity_field_of("io.kubernetes.pod.namespace"));
+	ASSERT_EQ(IDENT_CONTAINER, identity_field_of("io.kubernetes.container.name"));
+	ASSERT_EQ(-1, identity_field_of("io.kubernetes.cri.sandbox-id"));
+	ASSERT_EQ(-1, identity_field_of("IO.KUBERNETES.POD.NAME"));
+	ASSERT_STREQ("namespace", identity_name(IDENT_NAMESPACE));
+}
+
+static void t_sanitize(void)
+{
+	char big[1000];
+	bool changed = true;
+	char *s;
+
+	s = identity_sanitize("web-0.shop_1", &changed);
+	ASSERT_STREQ("web-0.shop_1", s);
+	ASSERT_TRUE(!changed);
+	free(s);
+	s = identity_sanitize("a\nb\x1b[31m\"c\\ d=e\x7f\xc3\xa9", &changed);
+	ASSERT_STREQ("a?b??31m?c??d?e???", s);
+	ASSERT_TRUE(changed);
+	free(s);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	s = identity_sanitize(big, &changed);
+	ASSERT_EQ(IDENTITY_MAX, strlen(s));
+	ASSERT_TRUE(changed);
+	free(s);
+	ASSERT_TRUE(identity_sanitize("", &changed) == NULL);
+}
+
+/* containerd's keys in the state, CRI-O's in config.json: first source wins. */
+static void t_from_annotations(void)
+{
+	static const char state[] =
+		"{\"ociVersion\":\"1\",\"id\":\"x\",\"annotations\":{"
+		"\"io.kubernetes.cri.sandbox-name\":\"web-0\","
+		"\"io.kubernetes.cri.container-name\":\"bad\\nname\\u001b\"}}";
+	static const char cfg[] = "{\"annotations\":{\"io.kubernetes.pod.name\":\"other\","
+				  "\"io.kubernetes.pod.namespace\":\"shop\"}}";
+	struct oci_state st;
+
+	ASSERT_OK(oci_state_parse(state, strlen(state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
+	ASSERT_STREQ("web-0", st.identity.v[IDENT_POD]);
+	ASSERT_STREQ("shop", st.identity.v[IDENT_NAMESPACE]);
+	ASSERT_STREQ("bad?name?", st.identity.v[IDENT_CONTAINER]);
+	/* Labels, not policy annotations. */
+	ASSERT_EQ(0, st.n_annotations);
+	oci_state_free(&st);
+}
+
+/* A huge value is cut, never an error. */
+static void t_huge_value(void)
+{
+	size_t n = 100000;
+	char *doc = malloc(n + 200);
+	struct oci_state st;
+	int len;
+
+	ASSERT_TRUE(doc != NULL);
+	len = sprintf(doc, "{\"ociVersion\":\"1\",\"id\":\"x\",\"annotations\":{"
+			   "\"io.kubernetes.pod.namespace\":\"");
+	memset(doc + len, 'n', n);
+	strcpy(doc + len + n, "\"}}");
+	if (oci_state_parse(doc, strlen(doc), &st) < 0) {
+		free(doc);
+		FAIL_RET("parse: %s", nsg_last_error());
+	}
+	free(doc);
+	ASSERT_EQ(IDENTITY_MAX, strlen(st.identity.v[IDENT_NAMESPACE]));
+	oci_state_free(&st);
+}
+
+static char *capture(void (*fn)(FILE *, const void *), const void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	fn(f, arg);
+	fclose(f);
+	return buf;
+}
+
+static void escape_one(FILE *f, const void *arg)
+{
+	metrics_label_value(f, arg);
+}
+
+static void t_label_escape(void)
+{
+	char *s = capture(escape_one, "a\\b\"c\nd");
+
+	ASSERT_STREQ("a\\\\b\\\"c\\nd", s);
+	free(s);
+	s = capture(escape_one, NULL);
+	ASSERT_STREQ("", s);
+	free(s);
+}
+
+static void write_all(FILE *f, const void *arg)
+{
+	metrics_write(f, arg);
+}
+
+static void t_metrics(void)
+{
+	struct pod_identity id = { .v = { (char *)"web-0", (char *)"sh\"op", NULL } };
+	struct metrics_container c[] = {
+		{ .id = "a", .identity = &id, .mode = "deny", .attached = true,
+		  .cnt = { .allowed = 1, .denied = 18446744073709551615ull, .audited = 0,
+			   .events_dropped = 4 } },
+		{ .id = "b", .mode = "audit", .attached = false },
+	};
+	struct metrics m = { .loaded = true, .stats = { .events_dropped = 4, .decisions = 9 },
+			     .c = c, .n = 2 };
+	char *s = capture(write_all, &m);
+
+	ASSERT_TRUE(s != NULL);
+	ASSERT_SUBSTR("# TYPE nsguard_program_loaded gauge\nnsguard_program_loaded 1\n", s);
+	ASSERT_SUBSTR("nsguard_guarded_containers 1\n", s);
+	ASSERT_SUBSTR("# TYPE nsguard_decisions_total counter\nnsguard_decisions_total 9\n", s);
+	ASSERT_SUBSTR("nsguard_events_dropped_total 4\n", s);
+	ASSERT_SUBSTR("nsguard_userns_decisions_total{id=\"a\",pod=\"web-0\",namespace=\"sh\\\"op\","
+		      "container=\"\",mode=\"deny\",action=\"denied\"} 18446744073709551615\n", s);
+	ASSERT_SUBSTR("nsguard_userns_decisions_total{id=\"b\",pod=\"\",namespace=\"\",container=\"\","
+		      "mode=\"audit\",action=\"audited\"} 0\n", s);
+	ASSERT_SUBSTR("nsguard_container_events_dropped_total{id=\"a\",pod=\"web-0\","
+		      "namespace=\"sh\\\"op\",container=\"\"} 4\n", s);
+	/* One HELP and TYPE per family. */
+	ASSERT_TRUE(strstr(strstr(s, "# TYPE nsguard_userns_decisions_total") + 1,
+			   "# TYPE nsguard_userns_decisions_total") == NULL);
+	free(s);
+}
+
+void suite_identity(void)
+{
+	TEST_CASE("identity", "annotation-keys", t_keys);
+	TEST_CASE("identity", "sanitize", t_sanitize);
+	TEST_CASE("identity", "from-annotations", t_from_annotations);
+	TEST_CASE("identity", "huge-value", t_huge_value);
+	TEST_CASE("identity", "prometheus-label-escape", t_label_escape);
+	TEST_CASE("identity", "prometheus-text", t_metrics);
+}
