@@ -130,16 +130,7 @@ static int show_one(const struct nsguard_record *rec, void *data)
 		if (rec->identity.v[f] &&
 		    !cJSON_AddStringToObject(o, identity_name(f), rec->identity.v[f]))
 			return -ENOMEM;
-	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
-		const struct policy_field *f = &policy_fields[i];
-		__u32 v = policy_field_get(&pol, f);
-		const char *name = f->show ? f->show(v) : NULL;
-
-		if (!(name ? cJSON_AddStringToObject(o, f->json, name)
-			   : cJSON_AddNumberToObject(o, f->json, v)))
-			return -ENOMEM;
-	}
-	if (!cJSON_AddNumberToObject(o, "created", pol.created) ||
+	if (!json_add_policy(o, &pol) || !cJSON_AddNumberToObject(o, "created", pol.created) ||
 	    !cJSON_AddNumberToObject(o, "deepest", policy_deepest(pol.depths)) ||
 	    !cJSON_AddBoolToObject(o, "attached", attached) ||
 	    !json_add_u64(o, "allowed", cnt.allowed) ||
