@@ -10,6 +10,10 @@
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 chmod 755 "$t"
+# What the unprivileged runs read lives in $t: the checkout may sit in a
+# directory only root can enter (a CI clone under mktemp -d).
+cp "$NSGUARD" "$t/nsguard" && NSGUARD=$t/nsguard
+cp "$NSG_REPO/examples/nsguard.conf" "$t/example.conf"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
 run() {
 	nobody "$@" >"$t/out" 2>"$t/err"
@@ -36,7 +40,7 @@ errno = EPERM
 errno = ENOSPC
 CONF
 printf 'default-mode = deny\nallowed-modes = deny audit allow\nmax-depth = 2\nmax-count = 5\n' >"$t/good.conf"
-chmod 644 "$t"/*.conf
+chmod 644 "$t"/*.conf && chmod 755 "$t/nsguard"
 
 # check --config: every error with FILE:LINE, exit 1; a good file exit 0.
 run "$NSGUARD" check --config "$t/bad.conf"
@@ -55,7 +59,7 @@ ok check-config-good-json "want exit 0, valid and no errors" eval \
 	'[ "$rc" = 0 ] && jqt ".ok and .config.valid and .config.errors == []"'
 run "$NSGUARD" check --config "$t/missing.conf"
 ok check-config-missing "want exit 1 naming the file" eval '[ "$rc" = 1 ] && has "open config $t/missing.conf"'
-run "$NSGUARD" check --config "$NSG_REPO/examples/nsguard.conf"
+run "$NSGUARD" check --config "$t/example.conf"
 ok check-config-example "the shipped example must be valid" eval '[ "$rc" = 0 ]'
 
 # explain: the defaults, an annotation within the limits, one beyond them.

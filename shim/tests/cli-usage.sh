@@ -9,6 +9,10 @@
 
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
+chmod 755 "$t"
+# The unprivileged runs use a copy: the checkout may sit in a directory
+# only root can enter (a CI clone under mktemp -d).
+cp "$NSGUARD" "$t/nsguard" && chmod 755 "$t/nsguard" && NSGUARD=$t/nsguard
 # A process without capabilities, to show what comes before the check.
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
 
