@@ -7,10 +7,13 @@ CLIENTS_TIMEOUT ?= 1800
 
 # Host-side checks of the harness and the kernel tree check, and the host
 # tests of the built binary's command line (shim/tests/cli-*.sh, no bpf()).
+# A failing one does not keep the others from running.
 check-host: $(BZIMAGE) all | $(RESULTS)
-	$(Q)integration/run-part $(RESULTS) tree kernel-patches/test-check-tree
-	$(Q)integration/run-part $(RESULTS) cli shim/tests/cli-run
-	$(Q)integration/run-part $(RESULTS) harness integration/test-harness
+	$(Q)rc=0; \
+	integration/run-part $(RESULTS) tree kernel-patches/test-check-tree || rc=1; \
+	integration/run-part $(RESULTS) harness integration/test-harness || rc=1; \
+	integration/run-part $(RESULTS) cli shim/tests/cli-run || rc=1; \
+	exit $$rc
 
 # The guest suite: every integration/tests/NN-*.sh in one booted guest.
 # GUEST_TESTS=pattern narrows it (e.g. make check-guest GUEST_TESTS=basic).
