@@ -156,14 +156,15 @@ static int check_config(const char *path, bool named, cJSON *doc)
 {
 	struct config_report r = { 0 };
 	struct nsguard_config cfg;
-	bool absent = !named && access(path, F_OK) < 0 && errno == ENOENT;
+	bool exists = access(path, F_OK) == 0 || errno != ENOENT;
+	bool absent = !named && !exists;
 	cJSON *o = NULL;
 
 	if (doc) {
 		o = cJSON_AddObjectToObject(doc, "config");
 		r.errors = o ? cJSON_CreateArray() : NULL;
 		if (!r.errors || !cJSON_AddStringToObject(o, "path", path) ||
-		    !cJSON_AddBoolToObject(o, "exists", !absent) ||
+		    !cJSON_AddBoolToObject(o, "exists", exists) ||
 		    !cJSON_AddItemToObject(o, "errors", r.errors)) {
 			nsg_fail(ENOMEM, "out of memory");
 			return 1;

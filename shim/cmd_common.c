@@ -57,6 +57,9 @@ static int global_opt(int opt, const char *cmd, const struct cmd_option *opts, c
 		nsg_set_verbose(nsg_verbose() + 1);
 		return 0;
 	default: /* OPT_CONFIG */
+		/* Also given before the command: which one was meant? */
+		if (cmd_current && cmd_current->config_path)
+			return cmd_usage("%s: option '--config' given twice", cmd);
 		if (cmd_current)
 			cmd_current->config_path = arg;
 		return 0;

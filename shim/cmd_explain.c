@@ -46,7 +46,9 @@ static int explain_opt(int opt, const char *arg, void *data)
 	if (!oci_annotation_is_ours(arg))
 		return 0;
 	if (a->st.n_annotations == OCI_ANNOTATIONS_MAX)
-		return cmd_usage("explain: more than %d nsguard.io/ annotations", OCI_ANNOTATIONS_MAX);
+		/* The hook refuses such a state (exit 1), so explain does too. */
+		return nsg_fail(EINVAL, "explain: more than %d nsguard.io/ annotations",
+				OCI_ANNOTATIONS_MAX);
 	ann = realloc(a->st.annotations, (a->st.n_annotations + 1) * sizeof(*ann));
 	if (!ann)
 		return nsg_fail(ENOMEM, "out of memory");

@@ -162,7 +162,8 @@ static void to_syslog(int level, const char *msg)
 	if (n > (int)sizeof(line) - 1)
 		n = sizeof(line) - 1;
 again:
-	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a stream listener with a full backlog must not stall us. */
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return;
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {

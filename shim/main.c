@@ -40,8 +40,8 @@ static const struct command {
 	{ "gc", cmd_gc, "[--json]", "forget containers whose cgroup is gone", NULL },
 	{ "check", cmd_check, "[--json]",
 	  "test the kernel and system requirements and the admin config",
-	  "With --config FILE (before or after the command): every error of FILE,\n"
-	  "each as FILE:LINE, and nothing else; exit 0 if there is none, 1 if there is.\n" },
+	  "With --config FILE (before or after the command): only FILE, each error as\n"
+	  "FILE:LINE: MESSAGE, then their number; exit 0 if there is none, 1 if there is.\n" },
 	{ "explain", cmd_explain, "[--annotation K=V]... [--bundle DIR] [--json]",
 	  "the policy a container would get under the admin config, and why", NULL },
 	{ "load", cmd_load, "", "load and pin the program now (at boot), not at the first hook",
@@ -131,6 +131,10 @@ int main(int argc, char **argv)
 			nsg_set_verbose(++verbose);
 			break;
 		case 'c':
+			if (ctx.config_path) {
+				err = cmd_usage("option '--config' given twice");
+				goto out;
+			}
 			ctx.config_path = optarg;
 			break;
 		case 'h':

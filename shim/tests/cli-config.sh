@@ -59,6 +59,8 @@ ok check-config-good-json "want exit 0, valid and no errors" eval \
 	'[ "$rc" = 0 ] && jqt ".ok and .config.valid and .config.errors == []"'
 run "$NSGUARD" check --config "$t/missing.conf"
 ok check-config-missing "want exit 1 naming the file" eval '[ "$rc" = 1 ] && has "open config $t/missing.conf"'
+run "$NSGUARD" check --config "$t/missing.conf" --json
+ok check-config-missing-json "want exists:false" eval '[ "$rc" = 1 ] && jqt ".config.exists == false and .config.valid == false"'
 run "$NSGUARD" check --config "$t/example.conf"
 ok check-config-example "the shipped example must be valid" eval '[ "$rc" = 0 ]'
 

@@ -98,8 +98,12 @@ run "$NSGUARD" hook --config "$t/missing.conf" poststop --bogus </dev/null
 want poststop-usage-exit-2 2 "unknown option '--bogus'"
 run "$NSGUARD" hook poststop <<<'not json'
 want poststop-bad-state-exit-0 0 "warning"
-run "$NSGUARD" hook --config "$t/missing.conf" createRuntime <<<'{}'
-want hook-config-after-stage 1
+run "$NSGUARD" hook createRuntime --config "$t/missing.conf" <<<'{"ociVersion":"1.0.2","id":"x","pid":0}'
+want hook-config-after-stage 1 "open config $t/missing.conf"
+run "$NSGUARD" --config "$t/a.conf" hook createRuntime --config "$t/b.conf" </dev/null
+want config-twice-across-command 2 "option '--config' given twice"
+run "$NSGUARD" --config "$t/a.conf" --config "$t/b.conf" status
+want config-twice-before-command 2 "option '--config' given twice"
 run "$NSGUARD" hook </dev/null
 want hook-no-stage 2 "STAGE missing"
 
