@@ -100,9 +100,8 @@ static int print_json(const char *id, const char *path, __u64 cgid,
 {
 	cleanup_cjson cJSON *o = cJSON_CreateObject();
 
-	if (!o || !(id ? cJSON_AddStringToObject(o, "id", id) : cJSON_AddNullToObject(o, "id")) ||
-	    !(path ? cJSON_AddStringToObject(o, "cgroup", path)
-		   : cJSON_AddNullToObject(o, "cgroup")) ||
+	if (!o || !json_add_string_or_null(o, "id", id) ||
+	    !json_add_string_or_null(o, "cgroup", path) ||
 	    !cJSON_AddBoolToObject(o, "attached", attached) ||
 	    (pol && (!json_add_u64(o, "cgroup_id", cgid) || !json_add_policy(o, pol))))
 		return nsg_fail(ENOMEM, "out of memory");

@@ -39,8 +39,7 @@ static void report(bool good, const char *what, const char *detail)
 	o = cJSON_CreateObject();
 	if (!o || !cJSON_AddItemToArray(checks, o) || !cJSON_AddStringToObject(o, "check", what) ||
 	    !cJSON_AddBoolToObject(o, "ok", good) ||
-	    !(detail ? cJSON_AddStringToObject(o, "detail", detail)
-		     : cJSON_AddNullToObject(o, "detail")))
+	    !json_add_string_or_null(o, "detail", detail))
 		missing++; /* out of memory: never report success */
 }
 

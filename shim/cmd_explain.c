@@ -164,12 +164,10 @@ static int print_json(const struct nsguard_config *cfg, const struct nsguard_pol
 		because(cfg, why, i, text, sizeof(text));
 		o = cJSON_AddObjectToObject(w, f->json);
 		if (!o || !cJSON_AddStringToObject(o, "from", source_names[why->source[i]]) ||
-		    !(why->value[i] ? cJSON_AddStringToObject(o, "annotation", f->annotation) &&
-					      cJSON_AddStringToObject(o, "value", why->value[i])
-				    : cJSON_AddNullToObject(o, "annotation") &&
-					      cJSON_AddNullToObject(o, "value")) ||
-		    !(key ? cJSON_AddStringToObject(o, "config_key", key)
-			  : cJSON_AddNullToObject(o, "config_key")) ||
+		    !json_add_string_or_null(o, "annotation",
+					     why->value[i] ? f->annotation : NULL) ||
+		    !json_add_string_or_null(o, "value", why->value[i]) ||
+		    !json_add_string_or_null(o, "config_key", key) ||
 		    !(line ? cJSON_AddNumberToObject(o, "config_line", line)
 			   : cJSON_AddNullToObject(o, "config_line")) ||
 		    !cJSON_AddStringToObject(o, "text", text))

@@ -26,9 +26,8 @@ static void removed_json(const struct gc_removal *r, void *data)
 		j->oom = true;
 		return;
 	}
-	if (!(r->id ? cJSON_AddStringToObject(o, "id", r->id) : cJSON_AddNullToObject(o, "id")) ||
-	    !(r->cgroup_path ? cJSON_AddStringToObject(o, "cgroup", r->cgroup_path)
-			     : cJSON_AddNullToObject(o, "cgroup")) ||
+	if (!json_add_string_or_null(o, "id", r->id) ||
+	    !json_add_string_or_null(o, "cgroup", r->cgroup_path) ||
 	    !json_add_u64(o, "cgroup_id", r->cgroup_id) ||
 	    !cJSON_AddStringToObject(o, "why", r->why))
 		j->oom = true;

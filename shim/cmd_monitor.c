@@ -157,16 +157,9 @@ static void print_json(const struct nsguard_event *e, const char *time, const st
 	if (!o)
 		return;
 	cJSON_AddStringToObject(o, "time", time);
-	if (c)
-		cJSON_AddStringToObject(o, "id", c->id);
-	else
-		cJSON_AddNullToObject(o, "id");
-	for (int f = 0; f < IDENT_COUNT; f++) {
-		if (c && c->identity.v[f])
-			cJSON_AddStringToObject(o, identity_name(f), c->identity.v[f]);
-		else
-			cJSON_AddNullToObject(o, identity_name(f));
-	}
+	json_add_string_or_null(o, "id", c ? c->id : NULL);
+	for (int f = 0; f < IDENT_COUNT; f++)
+		json_add_string_or_null(o, identity_name(f), c ? c->identity.v[f] : NULL);
 	json_add_u64(o, "cgroup_id", e->cgroup_id);
 	json_add_u64(o, "task_cgroup_id", e->task_cgroup_id);
 	cJSON_AddNumberToObject(o, "pid", e->pid);
@@ -179,10 +172,7 @@ static void print_json(const struct nsguard_event *e, const char *time, const st
 	cJSON_AddStringToObject(o, "decision", decision_name(e->decision));
 	cJSON_AddStringToObject(o, "reason", reason_name(e->reason));
 	cJSON_AddStringToObject(o, "mode", policy_mode_name(e->mode));
-	if (errname)
-		cJSON_AddStringToObject(o, "errno", errname);
-	else
-		cJSON_AddNullToObject(o, "errno");
+	json_add_string_or_null(o, "errno", errname);
 	text = cJSON_PrintUnformatted(o);
 	if (text)
 		printf("%s\n", text);

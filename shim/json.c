@@ -18,6 +18,11 @@ cJSON *json_add_u64(cJSON *obj, const char *key, __u64 v)
 	return cJSON_AddStringToObject(obj, key, buf);
 }
 
+cJSON *json_add_string_or_null(cJSON *obj, const char *key, const char *v)
+{
+	return v ? cJSON_AddStringToObject(obj, key, v) : cJSON_AddNullToObject(obj, key);
+}
+
 bool json_add_policy(cJSON *obj, const struct nsguard_policy *pol)
 {
 	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {

@@ -21,6 +21,9 @@ static inline void cleanup_cjsonp(cJSON **p)
  */
 cJSON *json_add_u64(cJSON *obj, const char *key, __u64 v);
 
+/* Add v to obj as a string, or null when v is NULL; NULL when out of memory. */
+cJSON *json_add_string_or_null(cJSON *obj, const char *key, const char *v);
+
 /*
  * Add each policy field under its json key (policy_fields[]): names for the
  * fields that have them (mode, errno, max-count), numbers otherwise.

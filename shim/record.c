@@ -80,8 +80,7 @@ static cJSON *record_to_json(const struct nsguard_record *rec)
 	    !cJSON_AddStringToObject(doc, "cgroup", rec->cgroup_path) ||
 	    !json_add_u64(doc, "cgroup_id", rec->cgroup_id))
 		return NULL;
-	if (!(rec->link_pin ? cJSON_AddStringToObject(doc, "link_pin", rec->link_pin)
-			    : cJSON_AddNullToObject(doc, "link_pin")))
+	if (!json_add_string_or_null(doc, "link_pin", rec->link_pin))
 		return NULL;
 	if (rec->pid && (!cJSON_AddNumberToObject(doc, "pid", rec->pid) ||
 			 !json_add_u64(doc, "start_time", rec->start_time)))
