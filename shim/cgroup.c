@@ -464,3 +464,77 @@ int cgroup_populated(const char *cgroup_root, const char *path, bool *populated)
 		return fd;
 	return child_populated(fd, path, ".", populated);
 }
+
+int cgroup_walk_below(const char *cgroup_root, const char *path,
+		      int (*fn)(__u64 id, void *data), void *data)
+{
+	cleanup_free DIR **stack = NULL;
+	size_t depth = 0, cap = 0;
+	struct stat sb;
+	int fd, err = 0;
+
+	/* An fd per level, not a path: a deep tree cannot outgrow PATH_MAX. */
+	fd = open_checked(cgroup_root, path, &sb);
+	if (fd < 0)
+		return fd;
+	while (fd >= 0) {
+		DIR *d = NULL, **ns;
+		struct dirent *de;
+
+		if (depth == cap) {
+			cap = cap ? cap * 2 : 8;
+			ns = realloc(stack, cap * sizeof(*stack));
+			if (!ns) {
+				close(fd);
+				err = nsg_fail(ENOMEM, "out of memory");
+				break;
+			}
+			stack = ns;
+		}
+		d = fdopendir(fd);
+		if (!d) {
+			err = nsg_fail(errno, "list the cgroups below %s: %s", path, strerror(errno));
+			close(fd);
+			break;
+		}
+		stack[depth++] = d;
+		fd = -1;
+		/* The next child directory, at the deepest level that has one left. */
+		while (fd < 0 && depth && !err) {
+			d = stack[depth - 1];
+			errno = 0;
+			de = readdir(d);
+			if (!de) {
+				if (errno)
+					err = nsg_fail(errno, "list the cgroups below %s: %s", path,
+						       strerror(errno));
+				closedir(stack[--depth]);
+				continue;
+			}
+			if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			fd = openat(dirfd(d), de->d_name,
+				    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+			if (fd < 0 && errno == ENOENT)
+				continue; /* removed while we looked */
+			if (fd < 0)
+				err = nsg_fail(errno, "open a cgroup below %s: %s", path,
+					       strerror(errno));
+			else if (fstat(fd, &sb) < 0)
+				err = nsg_fail(errno, "stat a cgroup below %s: %s", path,
+					       strerror(errno));
+			else
+				err = fn(sb.st_ino, data);
+			if (err && fd >= 0) {
+				close(fd);
+				fd = -1;
+			}
+		}
+		if (err)
+			break;
+	}
+	while (depth)
+		closedir(stack[--depth]);
+	return err;
+}

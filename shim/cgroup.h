@@ -58,6 +58,12 @@ int proc_stat_read(const char *proc_root, pid_t pid, char *state, __u64 *start);
 bool cgroup_id_alive(const char *cgroup_root, __u64 id);
 /* Open the cgroup with this id wherever it is now; -ENOENT when it is gone. */
 int cgroup_open_id(const char *cgroup_root, __u64 id);
+/*
+ * fn(id, data) for every cgroup strictly below path, depth first, until fn
+ * returns nonzero (returned).  Cgroups removed meanwhile are skipped.
+ */
+int cgroup_walk_below(const char *cgroup_root, const char *path,
+		      int (*fn)(__u64 id, void *data), void *data);
 /* "populated 1" in path's cgroup.events: processes in it or below. */
 int cgroup_populated(const char *cgroup_root, const char *path, bool *populated);
 

@@ -25,73 +25,132 @@ static bool record_cgroup_alive(const struct container_env *env, const struct ns
 	return env->cgroup_alive(rec->cgroup_id);
 }
 
-/* child is strictly below parent ("/a/b" below "/a", not "/ab"). */
-static bool path_below(const char *child, const char *parent)
+/*
+ * The record guarding cgid: its index entry; or, when the index has none but
+ * a link is pinned there (a record from an older nsguard, an entry lost in a
+ * crash), the one a read of every record finds.  -ENOENT, no message, if none.
+ */
+static int find_guard(const struct container_env *env, __u64 cgid, struct nsguard_record *rec)
 {
-	size_t n = strlen(parent);
+	int err = record_read_cgroup(env->record_dir, cgid, rec);
 
-	return strncmp(child, parent, n) == 0 && child[n] == '/' && child[n + 1];
+	if (err != -ENOENT || !env->link_pinned(cgid))
+		return err;
+	err = record_find_cgroup(env->record_dir, cgid, rec);
+	if (err == -ENOENT)
+		nsg_clear_error();
+	return err;
 }
 
 struct claim_ctx {
 	const struct container_env *env;
 	const char *id;
 	const char *cgroup_path;
-	__u64 cgid;
-	bool container; /* a container's hook, not the admin's nsguard attach */
 };
 
-/*
- * Another container's record that this guard would act on: one for the same
- * cgroup, or a live guarded cgroup below it (its processes, now or after a
- * later exec, would get this container's policy too); nor may a container sit
- * below another container's live guard (guards made by nsguard attach, pid 0,
- * may nest: the admin's choice).
- */
-static int claim_cb(const struct nsguard_record *rec, void *data)
+/* Another id's live guard on cgid (with a link: a record alone holds no place). */
+static int other_guard(const struct claim_ctx *c, __u64 cgid, struct nsguard_record *rec)
 {
-	const struct claim_ctx *c = data;
-	bool above, below;
+	int err = 0;
 
-	if (strcmp(rec->id, c->id) == 0)
-		return 0;
-	if (rec->cgroup_id == c->cgid)
-		return nsg_fail(EBUSY, "cgroup %s is already guarded for container %s; detach it first",
-				c->cgroup_path, rec->id);
-	if (!c->container)
-		return 0;
-	above = path_below(rec->cgroup_path, c->cgroup_path);
-	/* Nor below another container's: its policy and events would cover this one. */
-	below = rec->pid && path_below(c->cgroup_path, rec->cgroup_path);
-	/* Only a live guard counts: a stale record does not hold its place. */
-	if ((!above && !below) || !c->env->link_pinned(rec->cgroup_id) ||
-	    !record_cgroup_alive(c->env, rec))
-		return 0;
-	if (above)
-		return nsg_fail(EBUSY,
-				"cgroup %s is above cgroup %s, which is guarded for container %s; "
-				"its policy would apply there too",
-				c->cgroup_path, rec->cgroup_path, rec->id);
-	return nsg_fail(EBUSY,
-			"cgroup %s is below cgroup %s, which is guarded for container %s; "
-			"that container's policy would apply here too",
-			c->cgroup_path, rec->cgroup_path, rec->id);
+	if (!c->env->link_pinned(cgid))
+		return -ENOENT;
+	err = find_guard(c->env, cgid, rec);
+	if (err == 0 && strcmp(rec->id, c->id) == 0) {
+		record_free(rec);
+		return -ENOENT;
+	}
+	return err;
 }
 
-/* Under the lock: may id guard cgid?  *stale is a record of id to move. */
-static int check_claims(const struct container_env *env, const char *id, const char *cgroup_path,
-			__u64 cgid, pid_t pid, struct nsguard_record *stale, bool *move)
+/* A guarded cgroup below this one: its processes would get this policy too. */
+static int claim_below_cb(__u64 cgid, void *data)
 {
-	struct claim_ctx c = { .env = env, .id = id, .cgroup_path = cgroup_path, .cgid = cgid,
-			       .container = pid > 0 };
+	struct claim_ctx *c = data;
+	struct nsguard_record rec = { 0 };
+	int err = other_guard(c, cgid, &rec);
+
+	if (err == -ENOENT)
+		return 0;
+	if (err == 0)
+		err = nsg_fail(EBUSY,
+			       "cgroup %s is above cgroup %s, which is guarded for container %s; "
+			       "its policy would apply there too",
+			       c->cgroup_path, rec.cgroup_path, rec.id);
+	record_free(&rec);
+	return err;
+}
+
+/* Nor below another container's guard: its policy and events would cover this one. */
+static int claim_above(struct claim_ctx *c)
+{
+	cleanup_free char *p = strdup(c->cgroup_path);
+	struct nsguard_record rec = { 0 };
+	char *slash;
+	__u64 cgid = 0;
+	int err = 0;
+
+	if (!p)
+		return nsg_fail(ENOMEM, "out of memory");
+	while (!err && (slash = strrchr(p, '/')) && slash != p) {
+		*slash = '\0';
+		err = c->env->cgroup_id(p, &cgid);
+		if (err == -ENOENT) { /* removed since: nothing there to guard */
+			nsg_clear_error();
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		err = other_guard(c, cgid, &rec);
+		if (err == -ENOENT) {
+			err = 0;
+			continue;
+		}
+		/* Guards made by nsguard attach (pid 0) may nest: the admin's choice. */
+		if (err == 0 && rec.pid)
+			err = nsg_fail(EBUSY,
+				       "cgroup %s is below cgroup %s, which is guarded for container "
+				       "%s; that container's policy would apply here too",
+				       c->cgroup_path, rec.cgroup_path, rec.id);
+		record_free(&rec);
+	}
+	return err;
+}
+
+/*
+ * Under the lock: may id guard cgid?  *stale is a record of id to move.
+ * Lookups by cgroup id and walks of this cgroup's own ancestors and
+ * descendants: nothing here grows with the number of guarded containers.
+ */
+static int check_claims(const struct container_env *env, const char *id, const char *cgroup_path,
+			__u64 cgid, pid_t pid, struct nsguard_record *stale, bool *move,
+			bool *walk_failed)
+{
+	struct claim_ctx c = { .env = env, .id = id, .cgroup_path = cgroup_path };
+	struct nsguard_record other = { 0 };
 	__u64 t = 0;
 	int err = 0;
 
 	*move = false;
-	/* One guard per cgroup, and none above another container's. */
-	err = record_foreach(env->record_dir, claim_cb, &c);
-	if (err)
+	/* One guard per cgroup: any record of another id, even without a link. */
+	err = find_guard(env, cgid, &other);
+	if (err == 0 && strcmp(other.id, id) != 0)
+		err = nsg_fail(EBUSY, "cgroup %s is already guarded for container %s; detach it first",
+			       cgroup_path, other.id);
+	record_free(&other);
+	if (err && err != -ENOENT)
 		return err;
+	/* A container's guard neither covers another's nor sits under one. */
+	if (pid > 0) {
+		err = claim_above(&c);
+		if (!err) {
+			err = env->cgroups_below(cgroup_path, claim_below_cb, &c);
+			*walk_failed = err && err != -EBUSY;
+		}
+		if (err)
+			return err;
+	}
 	/*
 	 * One cgroup per id: a second container that takes a guarded id (under
 	 * another runtime root) must not move the first one's guard away.  A
@@ -171,10 +230,10 @@ int container_guard(const struct container_env *env, const struct container_spec
 	err = env->lock(&lock);
 	if (err)
 		return err;
-	err = check_claims(env, id, cgroup_path, cgid, pid, &stale, &move);
+	err = check_claims(env, id, cgroup_path, cgid, pid, &stale, &move, claim_refused);
 	if (err) {
-		/* The id and the cgroup path are the container creator's. */
-		*claim_refused = err == -EBUSY;
+		/* The id, the cgroup path and what is below it are the container creator's. */
+		*claim_refused = *claim_refused || err == -EBUSY;
 		goto out;
 	}
 	had_link = env->link_pinned(cgid);
@@ -201,8 +260,10 @@ int container_guard(const struct container_env *env, const struct container_spec
 		nsg_fail_context(err, "writing the record of container %s", id);
 		goto out;
 	}
-	if (move)
+	if (move) {
 		env->detach(stale.cgroup_id);
+		record_index_forget(env->record_dir, stale.cgroup_id);
+	}
 out:
 	free(link_pin);
 	record_free(&stale);
@@ -293,7 +354,7 @@ static int unguard_locked(const struct container_env *env, const char *id, bool 
 		nsg_warn("warning: %s; detaching anyway", nsg_last_error());
 	err = env->detach(rec.cgroup_id);
 	if (!err)
-		err = record_remove(env->record_dir, id);
+		err = record_remove(env->record_dir, id, rec.cgroup_id);
 out:
 	record_free(&rec);
 	return err;
@@ -322,9 +383,8 @@ int container_unguard_cgroup(const struct container_env *env, const char *cgroup
 		return err;
 	err = env->cgroup_id(cgroup_path, &cgid);
 	if (err == 0) {
-		err = record_find_cgroup(env->record_dir, cgid, &rec);
+		err = find_guard(env, cgid, &rec);
 		if (err == -ENOENT) {
-			nsg_clear_error();
 			/* A link without a record: a failed attach. */
 			if (!env->link_pinned(cgid))
 				return nsg_fail(ENOENT, "cgroup %s is not guarded", cgroup_path);
@@ -363,6 +423,9 @@ static int gc_record(const struct nsguard_record *rec, void *data)
 	int err = gc->env->cgroup_id(rec->cgroup_path, &id);
 
 	if (err == 0 && id == rec->cgroup_id) {
+		/* A lost entry only costs lookups their speed: put it back. */
+		if (record_index_repair(gc->env->record_dir, rec))
+			nsg_warn("gc: cannot index the record of %s by cgroup id", rec->id);
 		k = realloc(gc->kept, (gc->n_kept + 1) * sizeof(*k));
 		if (!k)
 			return nsg_fail(ENOMEM, "out of memory");
@@ -379,7 +442,7 @@ static int gc_record(const struct nsguard_record *rec, void *data)
 		nsg_warn("gc: %s", nsg_last_error());
 	err = gc->env->detach(rec->cgroup_id);
 	if (!err)
-		err = record_remove(gc->env->record_dir, rec->id);
+		err = record_remove(gc->env->record_dir, rec->id, rec->cgroup_id);
 	if (err) {
 		nsg_warn("gc: container %s: %s", rec->id, nsg_last_error());
 		gc->failed = err;
@@ -445,6 +508,8 @@ int container_gc(const struct container_env *env,
 	/* Links are judged against the records: skip them if those failed. */
 	if (!err)
 		err = gc_links(&gc);
+	if (!err && record_index_sweep(env->record_dir) < 0)
+		nsg_warn("gc: cannot sweep %s/by-cgroup-id", env->record_dir);
 	free(gc.kept);
 	if (!err && gc.failed)
 		err = nsg_fail(-gc.failed, "gc: some entries could not be removed (see above)");

@@ -41,6 +41,8 @@ struct container_env {
 	int (*detach)(__u64 cgroup_id);
 	/* The cgroup ids with a pinned link (*ids malloc'd). */
 	int (*links)(__u64 **ids, size_t *n);
+	/* cgroup_walk_below(): fn(id) for every cgroup below path, until one fails. */
+	int (*cgroups_below)(const char *path, int (*fn)(__u64 id, void *data), void *data);
 };
 
 extern const struct container_env container_env_live;

@@ -73,10 +73,14 @@ static int live_detach(__u64 cgroup_id)
 	return guard_detach(cgroup_id) ?: guard_learn_forget(cgroup_id);
 }
 
-
 static int live_links(__u64 **ids, size_t *n)
 {
 	return guard_links_list(NSGUARD_PIN_DIR, ids, n);
+}
+
+static int live_cgroups_below(const char *path, int (*fn)(__u64 id, void *data), void *data)
+{
+	return cgroup_walk_below(CGROUP_ROOT, path, fn, data);
 }
 
 const struct container_env container_env_live = {
@@ -92,4 +96,5 @@ const struct container_env container_env_live = {
 	.read_learned = guard_learn_read,
 	.detach = live_detach,
 	.links = live_links,
+	.cgroups_below = live_cgroups_below,
 };

@@ -25,14 +25,24 @@ struct nsguard_record {
 int record_write(const char *dir, const struct nsguard_record *rec);
 /* -ENOENT if there is no record for id. */
 int record_read(const char *dir, const char *id, struct nsguard_record *rec);
-/* Success when the record does not exist. */
-int record_remove(const char *dir, const char *id);
+/* The record of the cgroup through the index (record.c): one open.  -ENOENT,
+ * no message, when the index has no entry that is id's record now. */
+int record_read_cgroup(const char *dir, __u64 cgroup_id, struct nsguard_record *rec);
+/* Remove the record of id (success when there is none) and its index entry
+ * for cgroup_id unless that names another record. */
+int record_remove(const char *dir, const char *id, __u64 cgroup_id);
+/* A record rewritten for another cgroup: drop the old cgroup's entry. */
+void record_index_forget(const char *dir, __u64 cgroup_id);
+/* gc: give rec an index entry if it lacks one (0 or -errno, no message);
+ * remove the entries whose record is gone (the number removed, or -errno). */
+int record_index_repair(const char *dir, const struct nsguard_record *rec);
+int record_index_sweep(const char *dir);
 /* Call fn for each record, sorted by id; stops at the first negative return.
  * A missing dir means no records. */
 int record_foreach(const char *dir, int (*fn)(const struct nsguard_record *rec, void *data),
 		   void *data);
-/* Find the record of a cgroup id, or the first (by id) naming a cgroup path;
- * -ENOENT with a message if none. */
+/* Find the record of a cgroup id, or the first (by id) naming a cgroup path,
+ * by reading every record; -ENOENT with a message if none. */
 int record_find_cgroup(const char *dir, __u64 cgroup_id, struct nsguard_record *rec);
 int record_find_path(const char *dir, const char *cgroup_path, struct nsguard_record *rec);
 void record_free(struct nsguard_record *rec);

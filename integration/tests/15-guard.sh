@@ -362,6 +362,35 @@ c_gc_json() {
 }
 gcase gc-json c_gc_json
 
+# Flat in the number of guarded cgroups: an attach finds a cgroup's guard
+# through the index (by-cgroup-id/<cgroup id>, a hard link of the record),
+# never by reading every record.  A malformed record is the trap: whatever
+# reads every record warns about it (status shows that it does).
+flat_attach() {
+	local out cgid idx=/run/nsguard/containers/by-cgroup-id
+	out=$("$NSG" status 2>&1 >/dev/null)
+	[[ $out == *skipping*zz-trap.json* ]] || { fails "status did not read the trap: $out"; return 1; }
+	out=$("$NSG" attach --cgroup smoke/flat --id flat --mode allow 2>&1) || { fails "attach: $out"; return 1; }
+	[[ $out != *skipping* ]] || { fails "attach read every record: $out"; return 1; }
+	cgid=$(stat -c %i "$T/flat")
+	[ "$idx/$cgid" -ef /run/nsguard/containers/flat.json ] || { fails "no index entry $idx/$cgid"; return 1; }
+	out=$("$NSG" attach --cgroup smoke/flat --id flat2 2>&1) && { fails "a second id took the cgroup"; return 1; }
+	[[ $out == *"already guarded for container flat"* && $out != *skipping* ]] || { fails "second id: $out"; return 1; }
+	out=$("$NSG" detach --id flat 2>&1) || { fails "detach: $out"; return 1; }
+	[ ! -e "$idx/$cgid" ] || fails "index entry left after detach"
+}
+c_attach_reads_no_record() {
+	local rc
+	mkdir -p "$T/flat"
+	printf 'not a record\n' >/run/nsguard/containers/zz-trap.json
+	flat_attach
+	rc=$?
+	rm -f /run/nsguard/containers/zz-trap.json
+	rmdir "$T/flat"
+	return "$rc"
+}
+gcase attach-reads-no-record c_attach_reads_no_record
+
 # The OCI hook path: createRuntime attaches from the state, poststop detaches.
 # Not through incg: $! must be the process that joins the cgroup.  Like a
 # container's init, it has a cgroup and mount namespace of its own (as the

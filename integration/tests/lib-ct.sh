@@ -525,8 +525,9 @@ want_run() {
 
 ct_tail() { echo "$CT_OUT" | tail -n 4 | tr '\n' '|'; }
 
-# ct_leftovers: print every nsguard pin whose cgroup no longer exists and
-# every record whose cgroup is gone or no longer has that id.
+# ct_leftovers: print every nsguard pin and record index entry whose cgroup
+# no longer exists and every record whose cgroup is gone or no longer has
+# that id.
 ct_leftovers() {
 	local live l
 	live=$(find "$CT_CGFS" -type d -printf '%i\n' 2>/dev/null | sort -u)
@@ -536,6 +537,10 @@ ct_leftovers() {
 			grep -qx "${l##*/}" <<<"$live" || echo "pin links/${l##*/} (no live cgroup)"
 		done
 	fi
+	for l in "$CT_RECORDS"/by-cgroup-id/*; do
+		[ -e "$l" ] || continue
+		grep -qx "${l##*/}" <<<"$live" || echo "index by-cgroup-id/${l##*/} (no live cgroup)"
+	done
 	local id cgid cg
 	ct_status_json | "$JQ" -r '.containers[]? | "\(.id) \(.cgroup_id) \(.cgroup)"' |
 		while read -r id cgid cg; do
@@ -562,11 +567,13 @@ assert_clean() {
 	return 1
 }
 
-# ct_gone ID CGID: no record and no pin for container ID / cgroup id CGID.
+# ct_gone ID CGID: no record, no pin and no index entry for container ID /
+# cgroup id CGID.
 ct_gone() {
 	local what=
 	[ -e "$CT_RECORDS/$1.json" ] && what+="record $1.json "
 	[ -n "$2" ] && [ -e "$CT_PINS/links/$2" ] && what+="pin links/$2 "
+	[ -n "$2" ] && [ -e "$CT_RECORDS/by-cgroup-id/$2" ] && what+="index entry by-cgroup-id/$2 "
 	[ "$(ct_status "$1")" = missing ] || what+="status still lists $1 "
 	[ -z "$what" ] && return 0
 	CT_WHY="after poststop: $what"

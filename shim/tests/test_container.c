@@ -36,6 +36,7 @@ static struct world {
 	char tmp[64], recdir[128], learndir[128];
 	int lock_rd; /* read end of the fake lock: EOF once it is released */
 	bool no_learned; /* the learned map had no room for the entry */
+	int walks; /* cgroups_below calls */
 } w;
 
 static int find_cg_path(const char *path)
@@ -183,6 +184,20 @@ static int f_links(__u64 **ids, size_t *n)
 	return 0;
 }
 
+/* Every cgroup strictly below path ("/a/c" below "/a", not "/ab"). */
+static int f_cgroups_below(const char *path, int (*fn)(__u64 id, void *data), void *data)
+{
+	size_t n = strlen(path);
+	int err = 0;
+
+	w.walks++;
+	for (int i = 0; i < MAX && !err; i++)
+		if (w.cg[i].path && strncmp(w.cg[i].path, path, n) == 0 &&
+		    w.cg[i].path[n] == '/')
+			err = fn(w.cg[i].id, data);
+	return err;
+}
+
 /* Set-up of the world, not nsguard's doing: no lock needed. */
 static void pin_link(__u64 id)
 {
@@ -212,6 +227,7 @@ static struct container_env env = {
 	.read_learned = f_read_learned,
 	.detach = f_detach,
 	.links = f_links,
+	.cgroups_below = f_cgroups_below,
 };
 
 static void cg(const char *path, __u64 id)
@@ -595,6 +611,90 @@ static void t_gc(void)
 	ASSERT_TRUE(!strstr(out, "live") && !strstr(out, "/51"));
 }
 
+static bool indexed(__u64 cgid, const char *id)
+{
+	char a[256], b[256];
+	struct stat sa, sb;
+
+	snprintf(a, sizeof(a), "%s/by-cgroup-id/%llu", w.recdir, (unsigned long long)cgid);
+	snprintf(b, sizeof(b), "%s/%s.json", w.recdir, id);
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino;
+}
+
+static bool index_has(__u64 cgid)
+{
+	char a[256];
+
+	snprintf(a, sizeof(a), "%s/by-cgroup-id/%llu", w.recdir, (unsigned long long)cgid);
+	return access(a, F_OK) == 0;
+}
+
+/* Drop a record's index entry: as an older nsguard or a crash leaves it. */
+static void unindex(__u64 cgid)
+{
+	char a[256];
+
+	snprintf(a, sizeof(a), "%s/by-cgroup-id/%llu", w.recdir, (unsigned long long)cgid);
+	ASSERT_TRUE(unlink(a) == 0);
+}
+
+/* The claims look records up by cgroup id: the index, or a scan when a link is pinned. */
+static void t_index_lookups(void)
+{
+	struct nsguard_record ghost = { .id = "ghost", .cgroup_path = "/a", .cgroup_id = 10,
+					.policy = allow2 };
+	bool refused = false;
+
+	cg("/a", 10);
+	cg("/b", 11);
+	proc(0, 100, 5);
+	ASSERT_OK(guard("web", 100, "/b", NULL));
+	ASSERT_TRUE(indexed(11, "web"));
+	ASSERT_EQ(1, w.walks); /* this cgroup's subtree, once */
+	/* A record the index lacks, with no link: no scan finds it (not guarded). */
+	ASSERT_OK(record_write(w.recdir, &ghost));
+	unindex(10);
+	ASSERT_OK(guard("admin", 0, "/a", NULL));
+	ASSERT_OK(container_unguard(&env, "admin", true));
+	/* With a link pinned there, the lookup reads every record and refuses. */
+	pin_link(10);
+	ASSERT_ERR(-EBUSY, guard("admin", 0, "/a", &refused));
+	ASSERT_MSG("already guarded for container ghost");
+	ASSERT_TRUE(refused);
+	unpin_link(10);
+	/* The same for a container below an unindexed container's guard. */
+	cg("/b/c", 12);
+	proc(1, 101, 6);
+	unindex(11);
+	ASSERT_ERR(-EBUSY, guard("inner", 101, "/b/c", NULL));
+	ASSERT_MSG("is below cgroup /b, which is guarded for container web");
+	/* gc puts the entry back, and drops entries whose record is gone. */
+	ASSERT_OK(record_remove(w.recdir, "ghost", 99));
+	ASSERT_TRUE(index_has(10) == false);
+	ASSERT_OK(container_gc(&env, container_gc_print, stderr));
+	ASSERT_TRUE(indexed(11, "web"));
+}
+
+/* A moved guard (re-created container) leaves no entry for its old cgroup. */
+static void t_index_move(void)
+{
+	struct nsguard_record rec = { 0 };
+
+	cg("/a", 10);
+	proc(0, 100, 5);
+	ASSERT_OK(guard("web", 100, "/a", NULL));
+	cg_gone("/a");
+	cg("/a2", 11);
+	proc(0, 101, 6);
+	ASSERT_OK(guard("web", 101, "/a2", NULL));
+	ASSERT_TRUE(indexed(11, "web"));
+	ASSERT_TRUE(!index_has(10));
+	ASSERT_EQ(-ENOENT, record_read_cgroup(w.recdir, 10, &rec));
+	proc(0, 0, 0); /* its init exited: poststop */
+	ASSERT_OK(container_unguard(&env, "web", false));
+	ASSERT_TRUE(!index_has(11));
+}
+
 /* Guard id in learn mode; the program's usage: created, depths. */
 static int guard_learn(const char *id, const char *path, __u64 cgid, __u32 created, __u64 depths)
 {
@@ -713,6 +813,8 @@ void suite_container(void)
 	CASE("unguard-unknown", t_unguard_unknown);
 	CASE("unguard-cgroup", t_unguard_cgroup);
 	CASE("gc", t_gc);
+	CASE("index-lookups", t_index_lookups);
+	CASE("index-move", t_index_move);
 	CASE("learn-writes-suggestion", t_learn_writes_suggestion);
 	CASE("learn-write-fails", t_learn_write_fails);
 	CASE("learn-nothing-kept", t_learn_nothing_kept);

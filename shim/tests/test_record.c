@@ -128,12 +128,13 @@ static void t_remove(void)
 	struct nsguard_record in = sample("gone", 1), out;
 
 	ASSERT_OK(record_write(recdir, &in));
-	ASSERT_OK(record_remove(recdir, "gone"));
+	ASSERT_OK(record_remove(recdir, "gone", 1));
 	ASSERT_ERR(-ENOENT, record_read(recdir, "gone", &out));
 	ASSERT_MSG("no record for gone");
+	ASSERT_EQ(-ENOENT, record_read_cgroup(recdir, 1, &out));
 	/* Removing what is not there is success (poststop may run twice). */
-	ASSERT_OK(record_remove(recdir, "gone"));
-	ASSERT_OK(record_remove("/tmp/nsguard-no-such-dir", "gone"));
+	ASSERT_OK(record_remove(recdir, "gone", 1));
+	ASSERT_OK(record_remove("/tmp/nsguard-no-such-dir", "gone", 1));
 }
 
 static void t_bad_ids(void)
@@ -143,7 +144,7 @@ static void t_bad_ids(void)
 	ASSERT_ERR(-EINVAL, record_write(recdir, &in));
 	ASSERT_ERR(-EINVAL, record_read(recdir, "../x", &out));
 	ASSERT_ERR(-EINVAL, record_read(recdir, ".hidden", &out));
-	ASSERT_ERR(-EINVAL, record_remove(recdir, "a/b"));
+	ASSERT_ERR(-EINVAL, record_remove(recdir, "a/b", 1));
 }
 
 static int write_raw(const char *name, const char *text)
@@ -256,7 +257,7 @@ static void t_write_failure_leaves_nothing(void)
 	ASSERT_TRUE(record_write(recdir, &in) < 0);
 	ASSERT_MSG(path);
 	ASSERT_EQ(0, count_entries(recdir, true));
-	ASSERT_EQ(2, count_entries(recdir, false));
+	ASSERT_EQ(3, count_entries(recdir, false)); /* other.json, the directory, the index */
 	rmdir(path);
 }
 
@@ -339,7 +340,63 @@ static void t_longest_id(void)
 	ASSERT_STREQ(id, out.id);
 	record_free(&out);
 	ASSERT_EQ(0, count_entries(recdir, true));
-	ASSERT_OK(record_remove(recdir, id));
+	ASSERT_OK(record_remove(recdir, id, 1));
+}
+
+static int index_entries(void)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/by-cgroup-id", recdir);
+	return count_entries(path, false);
+}
+
+/* Lookups by cgroup id: one open of the index, never a stale answer. */
+static void t_index(void)
+{
+	struct nsguard_record web = sample("web", 5), db = sample("db", 9), out;
+	char a[256], b[256];
+
+	ASSERT_OK(record_write(recdir, &web));
+	ASSERT_OK(record_read_cgroup(recdir, 5, &out));
+	ASSERT_STREQ("web", out.id);
+	ASSERT_STREQ(web.cgroup_path, out.cgroup_path);
+	record_free(&out);
+	ASSERT_EQ(-ENOENT, record_read_cgroup(recdir, 6, &out));
+	ASSERT_TRUE(out.id == NULL);
+	/* Rewritten for another cgroup: the old entry holds the old file, which
+	 * is no longer web's record, so it is not an answer. */
+	web.cgroup_id = 6;
+	ASSERT_OK(record_write(recdir, &web));
+	ASSERT_EQ(-ENOENT, record_read_cgroup(recdir, 5, &out));
+	ASSERT_OK(record_read_cgroup(recdir, 6, &out));
+	record_free(&out);
+	ASSERT_EQ(2, index_entries());
+	record_index_forget(recdir, 5);
+	ASSERT_EQ(1, index_entries());
+	/* An entry that is a copy, not the record itself: no answer. */
+	snprintf(a, sizeof(a), "%s/web.json", recdir);
+	snprintf(b, sizeof(b), "%s/by-cgroup-id/7", recdir);
+	ASSERT_TRUE(link(a, b) == 0);
+	ASSERT_EQ(-ENOENT, record_read_cgroup(recdir, 7, &out)); /* names cgroup 6 */
+	ASSERT_TRUE(unlink(b) == 0);
+	/* Records from before the index get entries when it is created. */
+	snprintf(b, sizeof(b), "rm -rf -- '%s/by-cgroup-id'", recdir);
+	ASSERT_TRUE(system(b) == 0);
+	ASSERT_OK(record_write(recdir, &db));
+	ASSERT_OK(record_read_cgroup(recdir, 6, &out));
+	ASSERT_STREQ("web", out.id);
+	record_free(&out);
+	ASSERT_EQ(2, index_entries());
+	/* Remove drops the entry; the sweep (gc) drops orphans and temp files. */
+	ASSERT_OK(record_remove(recdir, "db", 9));
+	ASSERT_EQ(1, index_entries());
+	snprintf(b, sizeof(b), "%s/by-cgroup-id/.6.123", recdir);
+	ASSERT_TRUE(close(open(b, O_CREAT | O_WRONLY, 0600)) == 0); /* a crashed writer's */
+	ASSERT_TRUE(unlink(a) == 0); /* web's record gone behind our back */
+	ASSERT_EQ(2, record_index_sweep(recdir)); /* 6 and .6.123 */
+	ASSERT_EQ(0, index_entries());
+	ASSERT_EQ(0, record_index_sweep(recdir));
 }
 
 #define RECORD_CASE(name, fn)                                                           \
@@ -355,6 +412,7 @@ void suite_record(void)
 	RECORD_CASE("roundtrip-extremes", t_roundtrip_extremes);
 	RECORD_CASE("overwrite", t_overwrite);
 	RECORD_CASE("remove", t_remove);
+	RECORD_CASE("index", t_index);
 	RECORD_CASE("bad-ids", t_bad_ids);
 	RECORD_CASE("longest-id", t_longest_id);
 	RECORD_CASE("foreach-skips-debris", t_foreach);
