@@ -106,10 +106,18 @@ ct_case lifecycle/same-id-other-instance case_same_id
 # --- gc takes the lock the hooks take, so it never judges a record that a
 # hook is writing.
 case_gc_lock() {
-	local holder t0 t1
-	flock "$CT_LOCK" sleep 2 &
+	local holder t0 t1 held=$CT_WORK/gc-lock-held i
+	rm -f "$held"
+	mkdir -p "${CT_LOCK%/*}"
+	# Timed from when the holder has the lock: its start is slow on a busy host.
+	# shellcheck disable=SC2016 # $1 is the inner shell's
+	flock "$CT_LOCK" sh -c 'touch "$1"; sleep 2' sh "$held" &
 	holder=$!
-	sleep 0.3
+	for i in $(seq 100); do
+		[ -e "$held" ] && break
+		sleep 0.05
+	done
+	[ -e "$held" ] || { CT_WHY="the lock holder did not start"; wait "$holder"; return 1; }
 	t0=$(date +%s%N)
 	CT_OUT=$("$NSGUARD" gc 2>&1)
 	CT_RC=$?
