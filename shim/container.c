@@ -143,11 +143,9 @@ static int check_claims(const struct container_env *env, const char *id, const c
 		return err;
 	/* A container's guard neither covers another's nor sits under one. */
 	if (pid > 0) {
-		err = claim_above(&c);
-		if (!err) {
-			err = env->cgroups_below(cgroup_path, claim_below_cb, &c);
-			*walk_failed = err && err != -EBUSY;
-		}
+		err = claim_above(&c) ?: env->cgroups_below(cgroup_path, claim_below_cb, &c);
+		/* Looking around the creator's cgroup path failed: never opened either. */
+		*walk_failed = err && err != -EBUSY;
 		if (err)
 			return err;
 	}
