@@ -15,7 +15,7 @@
 # integration/bench/run); NSGUARD_ACCEL as for vm-run.  `make bench-report` re-runs only the report.
 BENCH_DIR := $(BUILD)/bench
 BENCH_TOOLS := $(BENCH_DIR)/userns-lat $(BENCH_DIR)/sysloop $(BENCH_DIR)/timecmd \
-	$(BENCH_DIR)/phasetrace.so
+	$(BENCH_DIR)/phasetrace.so $(BENCH_DIR)/ctstamp $(BENCH_DIR)/noop
 BENCH_TIMEOUT ?= 3600
 BENCH_VARS := BENCH_QUICK BENCH_PARTS BENCH_CT_RUNS BENCH_HOOK_WARM BENCH_HOOK_COLD \
 	BENCH_USERNS_N BENCH_USERNS_ROUNDS BENCH_SYS_REPS BENCH_SYS_ITERS BENCH_SYS_ITERS_OPENAT \
@@ -47,6 +47,17 @@ $(BENCH_DIR)/sysloop: integration/bench/sysloop.c integration/bench/clock.h | $(
 $(BENCH_DIR)/userns-lat $(BENCH_DIR)/timecmd: $(BENCH_DIR)/%: integration/bench/%.c integration/bench/clock.h | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+# The container's process of the start-latency runs: reads the TSC at _start,
+# no C library at all.
+$(BENCH_DIR)/ctstamp: integration/bench/ctstamp.c | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 $(WARNINGS) -static -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables -o $@ $<
+
+# The exec floor next to the hook: a static no-op.
+$(BENCH_DIR)/noop: integration/bench/noop.c | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) -static -o $@ $<
 
 $(BENCH_DIR)/phasetrace.so: integration/bench/phasetrace.c integration/bench/clock.h | $(BENCH_DIR)
 	$(call msg,CC,$@)
