@@ -17,10 +17,12 @@ BENCH_DIR := $(BUILD)/bench
 BENCH_TOOLS := $(BENCH_DIR)/userns-lat $(BENCH_DIR)/sysloop $(BENCH_DIR)/timecmd \
 	$(BENCH_DIR)/phasetrace.so $(BENCH_DIR)/ctstamp $(BENCH_DIR)/noop
 BENCH_TIMEOUT ?= 3600
+# Guest memory (MB): 10 000 guarded cgroups, their pins and records.
+BENCH_MEM ?= 2048
 BENCH_VARS := BENCH_QUICK BENCH_PARTS BENCH_CT_RUNS BENCH_HOOK_WARM BENCH_HOOK_COLD \
 	BENCH_USERNS_N BENCH_USERNS_ROUNDS BENCH_SYS_REPS BENCH_SYS_ITERS BENCH_SYS_ITERS_OPENAT \
 	BENCH_SCALE_SIZES BENCH_SCALE_MARGINAL BENCH_SCALE_USERNS_N BENCH_SCALE_DOWN \
-	BENCH_PROFILE_N BENCH_CT_WRAP_EVERY
+	BENCH_PROFILE_N BENCH_CT_WRAP_EVERY BENCH_HOOK_LOADS BENCH_SCALE_STATUS
 BENCH_ENV := $(foreach v,$(BENCH_VARS),$(if $($(v)),'$(v)=$($(v))'))
 BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS)
 
@@ -28,7 +30,7 @@ BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS)
 bench: all $(BENCH_TOOLS)
 	$(call msg,BENCH,$(BENCH_DIR) (guest; ~15 min under TCG))
 	$(Q)hz=$${BENCH_TSC_HZ:-$$(for i in 1 2 3; do $(BENCH_DIR)/timecmd --calibrate 1; done | sort -n | sed -n 2p)} && \
-	NSGUARD_ACCEL=$${NSGUARD_ACCEL:-tcg} $(VM_RUN) --share $(BENCH_DIR) --timeout $(BENCH_TIMEOUT) -- \
+	NSGUARD_ACCEL=$${NSGUARD_ACCEL:-tcg} $(VM_RUN) --share $(BENCH_DIR) --mem $(BENCH_MEM) --timeout $(BENCH_TIMEOUT) -- \
 		env BENCH_TSC_HZ=$$hz BENCH_ACCEL=$${NSGUARD_ACCEL:-tcg} $(BENCH_ENV) integration/bench/run $(BENCH_DIR)
 	$(Q)integration/bench/report $(BENCH_DIR)
 
