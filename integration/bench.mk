@@ -30,7 +30,7 @@ BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS)
 
 .PHONY: bench-tools bench-report
 bench: all $(BENCH_TOOLS)
-	$(call msg,BENCH,$(BENCH_DIR) (guest; ~15 min under TCG))
+	$(call msg,BENCH,$(BENCH_DIR) (guest; ~30 min under TCG))
 	$(Q)hz=$${BENCH_TSC_HZ:-$$(for i in 1 2 3; do $(BENCH_DIR)/timecmd --calibrate 1; done | sort -n | sed -n 2p)} && \
 	NSGUARD_ACCEL=$${NSGUARD_ACCEL:-tcg} $(VM_RUN) --share $(BENCH_DIR) --mem $(BENCH_MEM) --timeout $(BENCH_TIMEOUT) -- \
 		env BENCH_TSC_HZ=$$hz BENCH_ACCEL=$${NSGUARD_ACCEL:-tcg} $(BENCH_ENV) integration/bench/run $(BENCH_DIR)
