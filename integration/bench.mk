@@ -8,27 +8,31 @@
 # The guest's clock is jiffies-based, so the tools time with the TSC, whose
 # rate (the host's) is measured here on the host (BENCH_TSC_HZ overrides).
 # Knobs (passed into the guest): BENCH_QUICK=1 for a tooling smoke run, and
-# BENCH_PARTS, BENCH_CT_RUNS, BENCH_HOOK_WARM, BENCH_HOOK_COLD, BENCH_USERNS_N,
-# BENCH_USERNS_ROUNDS, BENCH_SYS_REPS, BENCH_SYS_ITERS, BENCH_SYS_ITERS_OPENAT,
-# BENCH_SCALE_SIZES, BENCH_SCALE_MARGINAL, BENCH_SCALE_USERNS_N,
-# BENCH_SCALE_DOWN, BENCH_PROFILE_N, BENCH_CT_WRAP_EVERY (see
-# integration/bench/run); NSGUARD_ACCEL as for vm-run.  `make bench-report` re-runs only the report.
+# BENCH_PARTS, BENCH_CT_RUNS, BENCH_CT_WRAP_EVERY, BENCH_HOOK_WARM,
+# BENCH_HOOK_LOADS, BENCH_HOOK_COLD, BENCH_USERNS_N, BENCH_USERNS_ROUNDS,
+# BENCH_SYS_REPS, BENCH_SYS_ITERS, BENCH_SYS_ITERS_OPENAT, BENCH_SCALE_SIZES,
+# BENCH_SCALE_MARGINAL, BENCH_SCALE_STATUS, BENCH_SCALE_JOBS, BENCH_SCALE_BUDGET,
+# BENCH_SCALE_USERNS_N, BENCH_SCALE_DOWN, BENCH_PROFILE_N (see integration/bench/run); BENCH_MEM
+# (guest memory, MB), BENCH_TIMEOUT (s), NSGUARD_ACCEL as for vm-run.
+# `make bench-report` re-runs only the report.
 BENCH_DIR := $(BUILD)/bench
 BENCH_TOOLS := $(BENCH_DIR)/userns-lat $(BENCH_DIR)/sysloop $(BENCH_DIR)/timecmd \
-	$(BENCH_DIR)/phasetrace.so
+	$(BENCH_DIR)/phasetrace.so $(BENCH_DIR)/ctstamp $(BENCH_DIR)/noop
 BENCH_TIMEOUT ?= 3600
+# Guest memory (MB): 10 000 guarded cgroups, their pins and records.
+BENCH_MEM ?= 2048
 BENCH_VARS := BENCH_QUICK BENCH_PARTS BENCH_CT_RUNS BENCH_HOOK_WARM BENCH_HOOK_COLD \
 	BENCH_USERNS_N BENCH_USERNS_ROUNDS BENCH_SYS_REPS BENCH_SYS_ITERS BENCH_SYS_ITERS_OPENAT \
 	BENCH_SCALE_SIZES BENCH_SCALE_MARGINAL BENCH_SCALE_USERNS_N BENCH_SCALE_DOWN \
-	BENCH_PROFILE_N BENCH_CT_WRAP_EVERY
+	BENCH_PROFILE_N BENCH_CT_WRAP_EVERY BENCH_HOOK_LOADS BENCH_SCALE_STATUS BENCH_SCALE_JOBS BENCH_SCALE_BUDGET
 BENCH_ENV := $(foreach v,$(BENCH_VARS),$(if $($(v)),'$(v)=$($(v))'))
 BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS)
 
 .PHONY: bench-tools bench-report
 bench: all $(BENCH_TOOLS)
-	$(call msg,BENCH,$(BENCH_DIR) (guest; ~15 min under TCG))
+	$(call msg,BENCH,$(BENCH_DIR) (guest; ~30 min under TCG))
 	$(Q)hz=$${BENCH_TSC_HZ:-$$(for i in 1 2 3; do $(BENCH_DIR)/timecmd --calibrate 1; done | sort -n | sed -n 2p)} && \
-	NSGUARD_ACCEL=$${NSGUARD_ACCEL:-tcg} $(VM_RUN) --share $(BENCH_DIR) --timeout $(BENCH_TIMEOUT) -- \
+	NSGUARD_ACCEL=$${NSGUARD_ACCEL:-tcg} $(VM_RUN) --share $(BENCH_DIR) --mem $(BENCH_MEM) --timeout $(BENCH_TIMEOUT) -- \
 		env BENCH_TSC_HZ=$$hz BENCH_ACCEL=$${NSGUARD_ACCEL:-tcg} $(BENCH_ENV) integration/bench/run $(BENCH_DIR)
 	$(Q)integration/bench/report $(BENCH_DIR)
 
@@ -47,6 +51,17 @@ $(BENCH_DIR)/sysloop: integration/bench/sysloop.c integration/bench/clock.h | $(
 $(BENCH_DIR)/userns-lat $(BENCH_DIR)/timecmd: $(BENCH_DIR)/%: integration/bench/%.c integration/bench/clock.h | $(BENCH_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+# The container's process of the start-latency runs: reads the TSC at _start,
+# no C library at all.
+$(BENCH_DIR)/ctstamp: integration/bench/ctstamp.c | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 $(WARNINGS) -static -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables -o $@ $<
+
+# The exec floor next to the hook: a static no-op.
+$(BENCH_DIR)/noop: integration/bench/noop.c | $(BENCH_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) -static -o $@ $<
 
 $(BENCH_DIR)/phasetrace.so: integration/bench/phasetrace.c integration/bench/clock.h | $(BENCH_DIR)
 	$(call msg,CC,$@)

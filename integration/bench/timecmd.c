@@ -2,7 +2,7 @@
 /*
  * timecmd: run a command and append its wall-clock time to a file.
  *
- *   timecmd -o FILE [-l LABEL] [-P PRELOAD] [--] CMD [ARGS...]
+ *   timecmd -o FILE [-l LABEL] [-P PRELOAD] [-s] [--] CMD [ARGS...]
  *   timecmd --calibrate [SECONDS]
  *
  * stdin, stdout and stderr pass through (so it can wrap an OCI hook, which
@@ -10,7 +10,9 @@
  * (one write, O_APPEND) and exits with the command's status (128+signal if
  * it was killed).  Times come from clock.h.  -P sets LD_PRELOAD for the
  * command only; the command also gets BENCH_EXEC_TSC, the TSC right before
- * its execve (for phasetrace.so).
+ * its execve (for phasetrace.so).  -s appends that TSC (raw counts) to the
+ * line as a fourth field: "LABEL elapsed_ns exit_status exec_tsc", the start
+ * of a container's start latency (see ctstamp.c).
  *
  * --calibrate: print the TSC frequency in Hz, measured against
  * CLOCK_MONOTONIC between two clock-tick edges SECONDS (default 1) apart:
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,23 +53,33 @@ int main(int argc, char **argv)
 {
 	const char *out = NULL, *label = "cmd", *preload = NULL;
 	char line[512];
-	int opt, status, rc, fd, n;
+	int opt, status, rc, fd, n, stamp = 0;
 	uint64_t t0, t1;
+	volatile uint64_t *exec_tsc;
 	pid_t pid;
 
 	if (argc >= 2 && strcmp(argv[1], "--calibrate") == 0)
 		return calibrate(argc >= 3 ? atof(argv[2]) : 1.0);
 	bench_clock_init();
-	while ((opt = getopt(argc, argv, "+o:l:P:")) != -1) {
+	while ((opt = getopt(argc, argv, "+o:l:P:s")) != -1) {
 		switch (opt) {
 		case 'o': out = optarg; break;
 		case 'l': label = optarg; break;
 		case 'P': preload = optarg; break;
+		case 's': stamp = 1; break;
 		default: goto usage;
 		}
 	}
 	if (!out || optind >= argc)
 		goto usage;
+	/* The child's TSC before execve, back to the parent (-s). */
+	exec_tsc = mmap(NULL, sizeof(*exec_tsc), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			-1, 0);
+	if (exec_tsc == MAP_FAILED) {
+		perror("timecmd: mmap");
+		return 125;
+	}
+	*exec_tsc = 0;
 	t0 = bench_now();
 	pid = fork();
 	if (pid < 0) {
@@ -78,7 +91,8 @@ int main(int argc, char **argv)
 
 		if (preload)
 			setenv("LD_PRELOAD", preload, 1);
-		snprintf(tsc, sizeof(tsc), "%llu", (unsigned long long)bench_tsc());
+		*exec_tsc = bench_tsc();
+		snprintf(tsc, sizeof(tsc), "%llu", (unsigned long long)*exec_tsc);
 		setenv("BENCH_EXEC_TSC", tsc, 1);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "timecmd: %s: %s\n", argv[optind], strerror(errno));
@@ -90,8 +104,12 @@ int main(int argc, char **argv)
 	}
 	t1 = bench_now();
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	n = snprintf(line, sizeof(line), "%s %llu %d\n", label, (unsigned long long)bench_ns(t1 - t0),
-		     rc);
+	if (stamp)
+		n = snprintf(line, sizeof(line), "%s %llu %d %llu\n", label,
+			     (unsigned long long)bench_ns(t1 - t0), rc, (unsigned long long)*exec_tsc);
+	else
+		n = snprintf(line, sizeof(line), "%s %llu %d\n", label,
+			     (unsigned long long)bench_ns(t1 - t0), rc);
 	fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, line, n) != n) {
 		fprintf(stderr, "timecmd: %s: %s\n", out, strerror(errno));
@@ -100,7 +118,7 @@ int main(int argc, char **argv)
 	close(fd);
 	return rc;
 usage:
-	fprintf(stderr, "usage: timecmd -o FILE [-l LABEL] [-P PRELOAD] [--] CMD [ARGS...]\n"
+	fprintf(stderr, "usage: timecmd -o FILE [-l LABEL] [-P PRELOAD] [-s] [--] CMD [ARGS...]\n"
 			"       timecmd --calibrate [SECONDS]\n");
 	return 125;
 }

@@ -154,6 +154,7 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #   --mount JSON                       one more entry for "mounts" (repeatable)
 #   --cgpath PATH                      cgroupsPath (default /$CT_CGPARENT/ID)
 #   --no-hooks                         no nsguard hooks at all
+#   --no-poststop                      the createRuntime (CT_STAGE) hook only
 #   --hook-bin PATH                    hook program (default $NSGUARD)
 #   --hook-via 'PATH ARGV0 ARG...'     run the hook through a wrapper: its path,
 #                                      then its argv (words; {stage} becomes
@@ -166,7 +167,7 @@ ct_bundle() {
 	shift
 	local conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1 via=''
 	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0 cgns=1 mounts=''
-	local hostname=ct sysfs=1
+	local hostname=ct sysfs=1 poststop=1
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--mode) anns+=("nsguard.io/userns=$2"); shift 2 ;;
@@ -186,6 +187,7 @@ ct_bundle() {
 		--mount) mounts+=",$2"; shift 2 ;;
 		--cgpath) cgpath=$2; shift 2 ;;
 		--no-hooks) hooks=0; shift ;;
+		--no-poststop) poststop=0; shift ;;
 		--hook-bin) hookbin=$2; shift 2 ;;
 		--pad) pad=$2; shift 2 ;;
 		--) shift; break ;;
@@ -235,7 +237,9 @@ ct_bundle() {
 		ct_json_arr ca nsguard hook "$CT_STAGE" --config "$conf"
 		ct_json_arr pa nsguard hook poststop --config "$conf"
 	fi
-	if [ $hooks = 1 ]; then
+	if [ $hooks = 1 ] && [ $poststop = 0 ]; then
+		printf -v hookjson '"hooks":{"%s":[{"path":%s,"args":%s,"timeout":120}]},' "$CT_STAGE" "$hb" "$ca"
+	elif [ $hooks = 1 ]; then
 		printf -v hookjson '"hooks":{"%s":[{"path":%s,"args":%s,"timeout":120}],"poststop":[{"path":%s,"args":%s,"timeout":120}]},' \
 			"$CT_STAGE" "$hb" "$ca" "$hb" "$pa"
 	fi
