@@ -246,6 +246,18 @@ static FILE *fopen_at(int dirfd, const char *rel)
 	return f;
 }
 
+/* A directory entry of dirfd that is a child cgroup (not "." or ".."). */
+static bool child_cgroup(int dirfd, const struct dirent *de)
+{
+	struct stat sb;
+
+	if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		return false;
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	return fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
+}
+
 /*
  * Whether dirfd's cgroup.procs lists a process other than pid; *other is its
  * pid, or 0 for one outside our pid namespace (the kernel lists those as 0).
@@ -349,14 +361,7 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
 		return err;
 	}
 	while ((de = readdir(d))) {
-		struct stat sb;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    (through && strcmp(de->d_name, through) == 0))
-			continue;
-		if (de->d_type != DT_DIR &&
-		    (de->d_type != DT_UNKNOWN ||
-		     fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(sb.st_mode)))
+		if (!child_cgroup(dirfd, de) || (through && strcmp(de->d_name, through) == 0))
 			continue;
 		err = child_populated(dirfd, name, de->d_name, &populated);
 		if (err)
@@ -511,8 +516,7 @@ int cgroup_walk_below(const char *cgroup_root, const char *path,
 				closedir(stack[--depth]);
 				continue;
 			}
-			if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
-			    strcmp(de->d_name, "..") == 0)
+			if (!child_cgroup(dirfd(d), de))
 				continue;
 			fd = openat(dirfd(d), de->d_name,
 				    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
