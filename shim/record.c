@@ -131,6 +131,12 @@ static char *index_entry(const char *dir, __u64 cgroup_id, bool tmp)
 	return p;
 }
 
+/* An index entry and a record are the same file: one is the other's link. */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
+}
+
 /* (Re)point the entry of cgroup_id at <dir>/<id>.json; 0 or -errno, no message. */
 static int index_add(const char *dir, const char *id, __u64 cgroup_id)
 {
@@ -383,7 +389,7 @@ int record_read_cgroup(const char *dir, __u64 cgroup_id, struct nsguard_record *
 	if (fd < 0 || fstat(fd, &a) < 0 || read_record_fd(fd, entry, rec) < 0)
 		goto miss;
 	if (rec->cgroup_id != cgroup_id || record_path(dir, rec->id, &path) < 0 ||
-	    lstat(path, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+	    lstat(path, &b) < 0 || !same_file(&a, &b))
 		goto miss;
 	return 0;
 miss:
@@ -422,8 +428,7 @@ int record_index_repair(const char *dir, const struct nsguard_record *rec)
 
 	if (!entry || record_path(dir, rec->id, &path) < 0)
 		return -ENOMEM;
-	if (lstat(entry, &a) == 0 && lstat(path, &b) == 0 && a.st_ino == b.st_ino &&
-	    a.st_dev == b.st_dev)
+	if (lstat(entry, &a) == 0 && lstat(path, &b) == 0 && same_file(&a, &b))
 		return 0;
 	index_create(dir);
 	return index_add(dir, rec->id, rec->cgroup_id);
