@@ -529,22 +529,24 @@ want_run() {
 
 ct_tail() { echo "$CT_OUT" | tail -n 4 | tr '\n' '|'; }
 
+# ct_dead_ids LIVE-IDS LABEL DIR: the entries of DIR, named by cgroup id,
+# whose cgroup is not among LIVE-IDS (one per line).
+ct_dead_ids() {
+	local l
+	for l in "$3"/*; do
+		[ -e "$l" ] || continue
+		grep -qx "${l##*/}" <<<"$1" || echo "$2/${l##*/} (no live cgroup)"
+	done
+}
+
 # ct_leftovers: print every nsguard pin and record index entry whose cgroup
 # no longer exists and every record whose cgroup is gone or no longer has
 # that id.
 ct_leftovers() {
-	local live l
+	local live
 	live=$(find "$CT_CGFS" -type d -printf '%i\n' 2>/dev/null | sort -u)
-	if [ -d "$CT_PINS/links" ]; then
-		for l in "$CT_PINS"/links/*; do
-			[ -e "$l" ] || continue
-			grep -qx "${l##*/}" <<<"$live" || echo "pin links/${l##*/} (no live cgroup)"
-		done
-	fi
-	for l in "$CT_RECORDS"/by-cgroup-id/*; do
-		[ -e "$l" ] || continue
-		grep -qx "${l##*/}" <<<"$live" || echo "index by-cgroup-id/${l##*/} (no live cgroup)"
-	done
+	ct_dead_ids "$live" "pin links" "$CT_PINS"/links
+	ct_dead_ids "$live" "index by-cgroup-id" "$CT_RECORDS"/by-cgroup-id
 	local id cgid cg
 	ct_status_json | "$JQ" -r '.containers[]? | "\(.id) \(.cgroup_id) \(.cgroup)"' |
 		while read -r id cgid cg; do
