@@ -13,6 +13,9 @@ HOOKS_IN := $(wildcard examples/hooks.d/*.json.in)
 UNITS_IN := $(wildcard examples/systemd/*.in)
 
 INSTALL_BINDIR = $(PREFIX)/bin
+# nsguard runtime by name, for runtimes that take a binary (nsguard(8),
+# RUNTIME WRAPPER): the plain one and a tier per mode.
+RUNTIME_LINKS := nsguard-runtime nsguard-runtime-audit nsguard-runtime-allow
 INSTALL_MAN8DIR = $(PREFIX)/share/man/man8
 INSTALL_MAN5DIR = $(PREFIX)/share/man/man5
 INSTALL_HOOKSDIR = $(PREFIX)/share/containers/oci/hooks.d
@@ -30,6 +33,7 @@ INSTALL_CONF = /etc/nsguard/nsguard.conf
 install: $(BUILD)/nsguard install-units
 	$(call msg,INSTALL,$(DESTDIR)$(INSTALL_BINDIR)/nsguard)
 	$(Q)install -D -m 0755 $(BUILD)/nsguard $(DESTDIR)$(INSTALL_BINDIR)/nsguard
+	$(Q)for l in $(RUNTIME_LINKS); do ln -sfn nsguard $(DESTDIR)$(INSTALL_BINDIR)/$$l; done
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/share/man)
 	$(Q)install -D -m 0644 man/nsguard.8 $(DESTDIR)$(INSTALL_MAN8DIR)/nsguard.8
 	$(Q)install -D -m 0644 man/nsguard.conf.5 $(DESTDIR)$(INSTALL_MAN5DIR)/nsguard.conf.5

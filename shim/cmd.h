@@ -28,6 +28,14 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_suggest(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_load(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_explain(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_runtime(struct cmd_ctx *ctx, int argc, char **argv);
+/*
+ * nsguard runtime, also reached as nsguard-runtime (tier "") and
+ * nsguard-runtime-MODE (tier MODE): then every argument is the runtime's.
+ * tier NULL: nsguard runtime [OPTIONS] [--] ARGS.  Execs the runtime, or
+ * returns an error.
+ */
+int cmd_runtime_run(struct cmd_ctx *ctx, int argc, char **argv, const char *tier);
 
 /* Set by cmd_usage(): main() exits 2 instead of 1. */
 extern bool cmd_usage_error;

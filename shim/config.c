@@ -26,6 +26,7 @@ enum config_key {
 	KEY_SHARED_CGROUPS,
 	KEY_MAX_COUNT,
 	KEY_LEARN_DIR,
+	KEY_RUNTIME,
 	KEY_COUNT,
 };
 
@@ -38,6 +39,7 @@ static const char *const key_names[KEY_COUNT] = {
 	[KEY_SHARED_CGROUPS] = "shared-cgroups",
 	[KEY_MAX_COUNT] = "max-count",
 	[KEY_LEARN_DIR] = "learn-dir",
+	[KEY_RUNTIME] = "runtime",
 };
 
 static void set_origin(struct nsguard_config *cfg, const char *origin)
@@ -184,6 +186,13 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 			return nsg_fail(EINVAL, "%s:%u: learn-dir \"%.64s\" is not an absolute path",
 					origin, lineno, value);
 		snprintf(cfg->learn_dir, sizeof(cfg->learn_dir), "%s", value);
+		break;
+	case KEY_RUNTIME:
+		/* Run as root by nsguard runtime: the admin's own absolute path. */
+		if (value[0] != '/' || strlen(value) >= sizeof(cfg->runtime))
+			return nsg_fail(EINVAL, "%s:%u: runtime \"%.64s\" is not an absolute path",
+					origin, lineno, value);
+		snprintf(cfg->runtime, sizeof(cfg->runtime), "%s", value);
 		break;
 	case KEY_FAIL_MODE:
 		return parse_switch(value, "closed", "open", &cfg->fail_open, origin, lineno,

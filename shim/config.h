@@ -18,6 +18,7 @@ struct nsguard_config {
 	__u32 max_count; /* highest max-count an annotation may ask for, and the
 			  * count for allow/audit without one; NSGUARD_COUNT_UNLIMITED */
 	char learn_dir[4096]; /* where learn mode writes its suggestions */
+	char runtime[4096]; /* nsguard runtime's real runtime; "" = runc from PATH */
 	bool fail_open; /* fail-mode: open warns and lets the container start */
 	bool shared_cgroups; /* shared-cgroups = allow: guard a cgroup that holds
 			      * other processes too (restricting them) */

@@ -46,6 +46,8 @@ static const struct command {
 	  "the policy a container would get under the admin config, and why", NULL },
 	{ "load", cmd_load, "", "load and pin the program now (at boot), not at the first hook",
 	  NULL },
+	{ "runtime", cmd_runtime, "[--runtime PATH] [--annotation K=V]... [--] ARGS...",
+	  "run the OCI runtime with nsguard's hooks added (containerd, Docker)", NULL },
 	{ "upgrade", cmd_upgrade, "", "move guarded cgroups to this build's program", NULL },
 	{ "suggest", cmd_suggest, "ID", "the annotations a learn-mode container needs",
 	  "ID: the container's id, as the runtime gave it.\n" },
@@ -123,6 +125,12 @@ int main(int argc, char **argv)
 	const char *name;
 	size_t i;
 
+	/* Registered as a runtime binary: every argument is the runtime's. */
+	name = argc < 1 ? "" : strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	if (strcmp(name, "nsguard-runtime") == 0 || strncmp(name, "nsguard-runtime-", 16) == 0) {
+		err = cmd_runtime_run(&ctx, argc, argv, name + 15 + (name[15] == '-'));
+		goto out;
+	}
 	opterr = 0;
 	/* '+': stop at the command; its options are its own. */
 	while ((opt = getopt_long(argc, argv, "+:vh", opts, NULL)) != -1) {

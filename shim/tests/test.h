@@ -111,5 +111,6 @@ void suite_record(void);
 void suite_container(void);
 void suite_fileio(void);
 void suite_identity(void);
+void suite_spec(void);
 
 #endif

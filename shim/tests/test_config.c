@@ -144,7 +144,7 @@ static const struct bad_row bad[] = {
 	{ "shared-cgroups-bogus", "shared-cgroups = yes",
 	  "test.conf:1: shared-cgroups \"yes\" is not refuse or allow" },
 	{ "unknown-key-lists-known", "sharedcgroups = allow", "(known: default-mode, allowed-modes, "
-	  "max-depth, errno, fail-mode, shared-cgroups, max-count, learn-dir)" },
+	  "max-depth, errno, fail-mode, shared-cgroups, max-count, learn-dir, runtime)" },
 	{ "max-count-over", "max-count = 1000001",
 	  "test.conf:1: max-count \"1000001\" is not a number in 0..1000000 or unlimited" },
 	{ "max-count-negative", "max-count = -1", "max-count \"-1\"" },

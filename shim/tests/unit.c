@@ -118,6 +118,7 @@ static const struct {
 	{ "container", suite_container },
 	{ "fileio", suite_fileio },
 	{ "identity", suite_identity },
+	{ "spec", suite_spec },
 };
 
 int main(int argc, char **argv)

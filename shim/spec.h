@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nsguard runtime: add nsguard's hooks and annotations to a bundle's
+ * config.json.  Text in, text out: the document is edited in place, so
+ * every byte nsguard does not own (64-bit numbers, key order, the bundle's
+ * own hooks) reaches the runtime unchanged.
+ */
+#ifndef NSGUARD_SPEC_H
+#define NSGUARD_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct spec_edit {
+	const char *hook_path; /* the nsguard binary, absolute */
+	/* Whether a hook's path is this nsguard (same file), for "already there". */
+	bool (*is_self)(const char *path, void *data);
+	void *data;
+	/* Annotations to set, replacing the bundle's values for the same keys. */
+	const char *const *keys;
+	const char *const *values;
+	size_t n;
+};
+
+/* What spec_edit_apply did (for messages and tests). */
+enum {
+	SPEC_ADDED_CREATE_RUNTIME = 1 << 0,
+	SPEC_ADDED_POSTSTOP = 1 << 1,
+	SPEC_SET_ANNOTATIONS = 1 << 2,
+};
+
+/*
+ * Add {"path": hook_path, "args": ["nsguard", "hook", STAGE]} to
+ * hooks.createRuntime and hooks.poststop, first in each array, unless a hook
+ * of exactly that form (path is_self, no env, no other member) is there
+ * already (for the guard, also "prestart" in hooks.prestart), and set the
+ * annotations.  *out is malloc'd (NULL when nothing changed), *what the
+ * SPEC_* bits.  A document the runtime could read differently from us is
+ * refused (-EINVAL with a message): a key given twice, or one that Go's
+ * encoding/json (runc) folds onto a key we edit ("Hooks", "hoo\u212As").
+ */
+int spec_edit_apply(const char *in, size_t len, const struct spec_edit *e, char **out,
+		    unsigned *what);
+
+#endif

@@ -1,0 +1,171 @@
+#!/bin/bash
+# Host tests of `nsguard runtime` (the wrapper a node registers as its OCI
+# runtime) against a fake runtime that reports what it got: its arguments,
+# pid, fds and environment, and the bundle's config.json as it finds it.
+# Nothing here reaches bpf(): the wrapper only edits config.json and execs.
+# The real runtimes (runc, crun, containerd, Docker) are in the guest suites.
+# shellcheck source=integration/tests/lib.sh disable=SC1091,SC2016
+. "$(dirname "$0")/../../integration/tests/lib.sh"
+
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+# The hooks name the binary itself: a copy of our own, so paths are fixed.
+mkdir -p "$t/bin" "$t/b"
+cp "$NSGUARD" "$t/bin/nsguard" && NSG=$t/bin/nsguard
+ln -s nsguard "$t/bin/nsguard-runtime"
+ln -s nsguard "$t/bin/nsguard-runtime-audit"
+ln -s nsguard "$t/bin/nsguard-runtime-sideways"
+cat >"$t/fake" <<EOF
+#!/bin/bash
+# What the wrapper exec'd: argv, pid, fds, env, config.json.
+{
+	printf 'arg:%s\n' "\$0" "\$@"
+	echo "pid:\$\$"
+	echo "fds:\$(cd /proc/\$\$/fd && echo *)"
+	echo "listen:\${LISTEN_FDS:-}:\${LISTEN_PID:-}"
+} >"$t/got"
+[ -n "\${FAKE_KILL:-}" ] && kill -s "\$FAKE_KILL" \$\$
+echo "runtime stdout"
+exit "\${FAKE_RC:-0}"
+EOF
+chmod 755 "$t/fake"
+printf 'runtime = %s\n' "$t/fake" >"$t/nsguard.conf"
+conf=(--config "$t/nsguard.conf")
+spec='{
+  "ociVersion": "1.0.2",
+  "process": {"args": ["sh"], "user": {"uid": 0, "gid": 0}},
+  "linux": {"resources": {"memory": {"limit": 9223372036854775807}}},
+  "hooks": {"prestart": [{"path": "/usr/bin/true", "args": ["true", "mine"]}]},
+  "annotations": {"org.example/keep": "yes", "nsguard.io/userns": "allow"}
+}'
+reset_bundle() {
+	printf '%s\n' "${1:-$spec}" >"$t/b/config.json"
+	chmod 640 "$t/b/config.json"
+	rm -f "$t/got"
+}
+run() {
+	rm -f "$t/got"
+	"$@" >"$t/out" 2>"$t/err"
+	rc=$?
+	out=$(cat "$t/out")
+	err=$(cat "$t/err")
+	got=$(cat "$t/got" 2>/dev/null)
+}
+ok() {
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then pass "cli/runtime/$name"; else
+		fail "cli/runtime/$name" "$why (rc $rc; out: ${out:0:200}; err: ${err:0:300}; got: ${got:0:300})"
+	fi
+}
+spec_q() { jq -e "$1" "$t/b/config.json" >/dev/null 2>&1; }
+ours="{\"path\":\"$NSG\",\"args\":[\"nsguard\",\"hook\",\"createRuntime\"],\"timeout\":30}"
+
+# Pass-through: another subcommand, exit status and stdout are the runtime's.
+reset_bundle
+before=$(cat "$t/b/config.json")
+run env FAKE_RC=7 "$NSG" "${conf[@]}" runtime --root /run/x --log /tmp/l state ctr-1
+ok pass-through-args "want the runtime's own arguments, exit 7 and its stdout" eval \
+	'[ "$rc" = 7 ] && [ "$out" = "runtime stdout" ] &&
+	 [ "$(grep ^arg: <<<"$got" | tr "\n" " ")" = "arg:$t/fake arg:--root arg:/run/x arg:--log arg:/tmp/l arg:state arg:ctr-1 " ]'
+ok pass-through-no-edit "state must not touch config.json" eval '[ "$(cat "$t/b/config.json")" = "$before" ]'
+
+# create: the hooks first in their stages, the bundle's own kept, bytes kept.
+reset_bundle
+run "$NSG" "${conf[@]}" runtime --root /run/x create --bundle "$t/b" --pid-file "$t/pid" ctr-1
+ok create-adds-hooks "want our createRuntime and poststop hooks, the prestart hook kept" eval \
+	'[ "$rc" = 0 ] && spec_q "(.hooks.createRuntime[0] == $ours) and
+	 .hooks.poststop[0].args == [\"nsguard\",\"hook\",\"poststop\"] and
+	 .hooks.prestart == [{\"path\": \"/usr/bin/true\", \"args\": [\"true\", \"mine\"]}]"'
+ok create-keeps-bytes "want the 64-bit limit as written and the mode kept" eval \
+	'grep -q "\"limit\": 9223372036854775807}" "$t/b/config.json" &&
+	 [ "$(stat -c %a "$t/b/config.json")" = 640 ] && ! ls "$t/b"/.config.json* 2>/dev/null'
+ok create-keeps-annotations "no tier: the bundle's annotations as they were" eval \
+	'spec_q ".annotations == {\"org.example/keep\": \"yes\", \"nsguard.io/userns\": \"allow\"}"'
+ino=$(stat -c %i "$t/b/config.json")
+run "$NSG" "${conf[@]}" runtime create --bundle="$t/b" ctr-1
+ok create-twice-no-duplicate "a second create must find the hooks and leave the file alone" eval \
+	'[ "$rc" = 0 ] && [ "$(stat -c %i "$t/b/config.json")" = "$ino" ] &&
+	 spec_q "(.hooks.createRuntime | length) == 1 and (.hooks.poststop | length) == 1"'
+
+# The tier names: nsguard-runtime-MODE sets the mode over the bundle's.  They
+# take no --config: the default config (none here) leaves runc from PATH,
+# and PATH holds only the test's directory (never this host's runc).
+reset_bundle
+mkdir -p "$t/pathbin"
+run env PATH="$t/pathbin" "$t/bin/nsguard-runtime-audit" create -b "$t/b" x
+ok tier-runtime-from-path "want runc looked up in PATH (none there) and nothing run" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"runtime \"runc\" not found in PATH"* ]] && [ -z "$got" ]'
+mkdir -p "$t/pathbin" && ln -sf "$t/fake" "$t/pathbin/runc"
+run env -C "$t/b" PATH="$t/pathbin" "$t/bin/nsguard-runtime-audit" create x
+ok tier-audit "want runc from PATH run, the tier's mode over the bundle's (no --bundle: the cwd)" eval \
+	'[ "$rc" = 0 ] && [[ $got == *"arg:create"* ]] && spec_q ".annotations[\"org.example/keep\"] == \"yes\"" &&
+	 spec_q ".annotations[\"nsguard.io/userns\"] == \"audit\" and (.hooks.poststop | length) == 1"'
+ln -sf "$NSG" "$t/pathbin/runc"
+run env PATH="$t/pathbin:$t/bin" "$t/bin/nsguard-runtime" state x
+ok runtime-not-itself "runc in PATH that is nsguard must be skipped, not exec'd in a loop" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"not found in PATH"* ]]'
+run "$t/bin/nsguard-runtime-sideways" state x
+ok tier-unknown "want exit 1 naming the bad tier" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"\"sideways\" is not a mode"* ]] && [ -z "$got" ]'
+run "$NSG" runtime --runtime "$NSG" state x
+ok runtime-self-refused "want ELOOP: --runtime nsguard itself" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"is nsguard itself"* ]]'
+
+# Same process: pid, fds, environment and a signal are the runtime's.
+reset_bundle
+run bash -c 'echo "$$" >"$0/shell"; exec 5<"$0/fake" 6<"$0/fake"; export LISTEN_FDS=2 LISTEN_PID=$$;
+	exec "$1" --config "$0/nsguard.conf" runtime create -b "$0/b" x' "$t" "$NSG"
+pid=$(cat "$t/shell")
+ok same-pid-fds-env "want the shell's pid, fds 5 and 6 and LISTEN_* as they were" eval \
+	'[ "$rc" = 0 ] && grep -qx "pid:$pid" <<<"$got" && grep -qx "listen:2:$pid" <<<"$got" &&
+	 [[ " $(sed -n "s/^fds://p" <<<"$got") " == *" 5 6 "* ]]'
+# (bash reports the signal on its own stderr: not part of the output.)
+{ run env FAKE_KILL=TERM "$NSG" "${conf[@]}" runtime kill x; } 2>/dev/null
+ok signal-status "a runtime killed by SIGTERM: the caller sees 143 (128+15)" eval '[ "$rc" = 143 ]'
+
+# Refusals: nothing run, config.json as it was, one line on stderr.
+for c in 'hooks-folded|{"Hooks": {}}|a key that the runtime may read as "hooks"' \
+	'hooks-not-object|{"hooks": []}|"hooks" is not an object' \
+	'not-json|{"hooks": |is not a JSON object'; do
+	IFS='|' read -r name doc msg <<<"$c"
+	reset_bundle "$doc"
+	run "$NSG" "${conf[@]}" runtime create --bundle "$t/b" x
+	ok "refuse-$name" "want exit 1, '$msg', the runtime not run, the file unchanged" eval \
+		'[ "$rc" = 1 ] && [[ $err == *"$msg"* ]] && [ -z "$got" ] && [ "$(cat "$t/b/config.json")" = "$doc" ]'
+done
+reset_bundle
+for a in '-bX' '-db' '--config=x' '-f'; do
+	run "$NSG" "${conf[@]}" runtime create "$a" "$t/b" x
+	ok "refuse-option$a" "an option runc and crun read differently must be refused" eval \
+		'[ "$rc" = 1 ] && [ -z "$got" ] && [[ $err == *"nsguard: "* ]]'
+done
+run "$NSG" "${conf[@]}" runtime create --bundle "$t/missing" x
+ok refuse-no-bundle "want exit 1 naming the bundle" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"bundle $t/missing: No such file or directory"* ]] && [ -z "$got" ]'
+mkdir -p "$t/b3" && ln -sf "$t/b/config.json" "$t/b3/config.json"
+run "$NSG" "${conf[@]}" runtime create --bundle "$t/b3" x
+ok refuse-symlinked-config "config.json as a symlink is refused, not followed" eval \
+	'[ "$rc" = 1 ] && [ -z "$got" ] && [[ $err == *"$t/b3/config.json"* ]]'
+
+# Not ours to edit: --help, and a runtime option that only looks like ours.
+reset_bundle
+before=$(cat "$t/b/config.json")
+run "$NSG" "${conf[@]}" runtime create --help
+ok create-help-pass-through "create --help: the runtime's help, no edit" eval \
+	'[ "$rc" = 0 ] && [[ $got == *"arg:--help"* ]] && [ "$(cat "$t/b/config.json")" = "$before" ]'
+run "$NSG" runtime --help
+ok own-help "nsguard runtime --help: ours, exit 0, nothing run" eval \
+	'[ "$rc" = 0 ] && [[ $out == *"Usage: nsguard runtime"* ]] && [ -z "$got" ]'
+run "$NSG" "${conf[@]}" runtime --annotation nsguard.io/userns=deny --annotation nsguard.io/userns.max-depth=1 \
+	-- create --bundle "$t/b" x
+ok annotation-options "--annotation sets each, -- ends ours" eval \
+	'[ "$rc" = 0 ] && spec_q ".annotations[\"nsguard.io/userns\"] == \"deny\" and
+	 .annotations[\"nsguard.io/userns.max-depth\"] == \"1\"" && [[ $got == *"arg:create"* ]]'
+run "$NSG" runtime --annotation other.io/x=1 state x
+ok annotation-not-ours "want exit 2: only nsguard.io/ annotations" eval \
+	'[ "$rc" = 2 ] && [[ $err == *"is not an nsguard.io/ one"* ]]'
+printf 'runtime = fake\n' >"$t/rel.conf"
+run "$NSG" --config "$t/rel.conf" runtime state x
+ok config-runtime-relative "runtime = NAME in the config is refused: an absolute path" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"runtime \"fake\" is not an absolute path"* ]]'
