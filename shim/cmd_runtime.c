@@ -90,10 +90,13 @@ static int parse_annotation(struct runtime_opts *o, const char *kv)
 /* nsguard's own options, up to the first argument that is not one (or --). */
 static int parse_own(struct cmd_ctx *ctx, int argc, char **argv, struct runtime_opts *o, int *i)
 {
+	enum { OPT_RUNTIME, OPT_ANNOTATION, OPT_CONFIG, OPT_COUNT };
+	static const char *const names[OPT_COUNT] = { "--runtime", "--annotation", "--config" };
+
 	for (*i = 1; *i < argc; (*i)++) {
-		const char *a = argv[*i];
-		const char *v = NULL;
-		size_t len;
+		const char *a = argv[*i], *v;
+		size_t k, len = 0;
+		int err;
 
 		if (strcmp(a, "--") == 0) {
 			(*i)++;
@@ -103,29 +106,35 @@ static int parse_own(struct cmd_ctx *ctx, int argc, char **argv, struct runtime_
 			fputs(usage_text, stdout);
 			return 1;
 		}
-		if (strncmp(a, "--runtime", len = 9) != 0 &&
-		    strncmp(a, "--annotation", len = 12) != 0 && strncmp(a, "--config", len = 8) != 0)
-			return 0;
-		if (a[len] == '=') {
-			v = a + len + 1;
-		} else if (a[len] != '\0') {
-			return 0; /* --runtimefoo: the runtime's */
-		} else if (*i + 1 < argc) {
-			v = argv[++*i];
-		} else {
-			return cmd_usage("option '%s' needs an argument", a);
+		for (k = 0; k < OPT_COUNT; k++) {
+			len = strlen(names[k]);
+			if (strncmp(a, names[k], len) == 0 && (a[len] == '\0' || a[len] == '='))
+				break;
 		}
-		if (len == 12) {
-			int err = parse_annotation(o, v);
-
+		if (k == OPT_COUNT)
+			return 0; /* the runtime's first argument */
+		if (a[len] == '=')
+			v = a + len + 1;
+		else if (*i + 1 < argc)
+			v = argv[++*i];
+		else
+			return cmd_usage("option '%s' needs an argument", a);
+		switch (k) {
+		case OPT_ANNOTATION:
+			err = parse_annotation(o, v);
 			if (err < 0)
 				return err;
-		} else if ((len == 9 ? o->runtime : ctx->config_path) != NULL) {
-			return cmd_usage("option '%.*s' given twice", (int)len, a);
-		} else if (len == 9) {
+			break;
+		case OPT_RUNTIME:
+			if (o->runtime)
+				return cmd_usage("option '--runtime' given twice");
 			o->runtime = v;
-		} else {
+			break;
+		case OPT_CONFIG:
+			if (ctx->config_path)
+				return cmd_usage("option '--config' given twice");
 			ctx->config_path = v;
+			break;
 		}
 	}
 	return 0;

@@ -322,7 +322,7 @@ struct edit {
 };
 
 struct plan {
-	struct edit ed[8];
+	struct edit ed[16]; /* root, hooks, 2 stages, one per annotation */
 	size_t n;
 	int err;
 };
@@ -533,9 +533,11 @@ int spec_edit_apply(const char *in, size_t len, const struct spec_edit *e, char 
 	if (memchr(in, '\0', len))
 		return nsg_fail(EINVAL, "config.json contains a NUL byte");
 	{
-		cleanup_cjson cJSON *doc = cJSON_ParseWithLength(in, len);
+		const char *end = NULL;
+		cleanup_cjson cJSON *doc = cJSON_ParseWithLengthOpts(in, len, &end, false);
 
-		if (!cJSON_IsObject(doc))
+		/* Nothing after it either: runc's decoder refuses what cJSON ignores. */
+		if (!cJSON_IsObject(doc) || ws(in, len, end - in) != len)
 			return nsg_fail(EINVAL, "config.json is not a JSON object");
 	}
 	root.val = ws(in, len, 0);

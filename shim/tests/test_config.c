@@ -98,6 +98,10 @@ static void t_count_and_learn(void)
 	ASSERT_STREQ("/srv/nsguard/learned", c.learn_dir);
 	ASSERT_OK(config_parse(unlimited, strlen(unlimited), "test.conf", &c));
 	ASSERT_EQ(NSGUARD_COUNT_UNLIMITED, c.max_count);
+	/* nsguard runtime's real runtime: none by default (runc from PATH). */
+	ASSERT_STREQ("", c.runtime);
+	ASSERT_OK(config_parse("runtime = /usr/bin/crun", 23, "test.conf", &c));
+	ASSERT_STREQ("/usr/bin/crun", c.runtime);
 }
 
 static void check_good(const struct good_row *r)
@@ -150,6 +154,7 @@ static const struct bad_row bad[] = {
 	{ "max-count-negative", "max-count = -1", "max-count \"-1\"" },
 	{ "max-count-word", "max-count = many", "max-count \"many\"" },
 	{ "learn-dir-relative", "learn-dir = learn", "test.conf:1: learn-dir \"learn\" is not an absolute path" },
+	{ "runtime-relative", "runtime = crun", "test.conf:1: runtime \"crun\" is not an absolute path" },
 	{ "default-learn-not-allowed", "default-mode = learn",
 	  "test.conf:1: default-mode learn is not in allowed-modes" },
 	{ "default-not-allowed", "default-mode = allow\nallowed-modes = deny, audit",

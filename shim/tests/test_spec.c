@@ -214,5 +214,7 @@ void suite_spec(void)
 	TEST_CASE("spec", "refuse-stage-object", t_refused, "{\"hooks\":{\"poststop\":{}}}",
 		  "config.json: hooks.poststop is not an array");
 	TEST_CASE("spec", "refuse-not-object", t_refused, "[]", "config.json is not a JSON object");
+	TEST_CASE("spec", "refuse-trailing", t_refused, "{\"hooks\":{}} {\"hooks\":null}",
+		  "config.json is not a JSON object");
 	TEST_CASE("spec", "refuse-invalid", t_refused, "{\"hooks\":", "config.json is not a JSON object");
 }

@@ -1,0 +1,269 @@
+#!/bin/bash
+# nsguard runtime (the wrapper containerd's runc shim and Docker run as their
+# OCI runtime) in front of Debian's crun and runc: containers it starts are
+# guarded, and everything else is the real runtime's own: exit status,
+# stdout, signals, --preserve-fds, LISTEN_FDS, the console socket, and the
+# subcommands other than create.  Each pass-through case runs the same
+# thing through the wrapper and straight through the runtime and compares.
+# Runs in the QEMU guest (make check: part clients-node).
+set -u
+. "$(dirname "$0")/lib-ct.sh"
+ct_init
+
+S=$CT_SUFFIX
+WR=$CT_WORK/wrap                 # the wrapper scripts and the tier link
+NSG_CONSOLE=${NSG_CONSOLE:-$NSG_REPO/build/nsg-console}
+mkdir -p "$WR"
+[ -x "$NSG_CONSOLE" ] || { fail "ct/wrapper/setup" "$NSG_CONSOLE missing (make build/nsg-console)"; exit 1; }
+# No admin config in the guest: the hooks the wrapper adds use the
+# built-in defaults (deny), as on a node with an empty /etc/nsguard.
+self=$(readlink -f "$NSGUARD")
+
+# wrap_for RT: the wrapper for runtime RT, as a node would register it with
+# runtimeArgs (a script: containerd's shim takes a binary name only).
+wrap_for() {
+	local rt=$1 f=$WR/wrap-$1
+	printf '#!/bin/sh\nexec %q runtime --runtime %q "$@"\n' "$NSGUARD" "$(command -v "$rt")" >"$f"
+	chmod 755 "$f"
+}
+
+# w ARGS / r ARGS: the wrapper / the runtime itself, with the suite's
+# --root; output in CT_OUT, status in CT_RC.
+w() { CT_OUT=$(timeout "$CT_TIMEOUT" "$CRUN" --root "$CT_RUNROOT" "$@" </dev/null 2>&1); CT_RC=$?; }
+r() { CT_OUT=$(timeout "$CT_TIMEOUT" "$REAL" --root "$CT_RUNROOT" "$@" </dev/null 2>&1); CT_RC=$?; }
+
+# same WHAT: the last w and r (W_OUT/W_RC saved by the caller) agree, but
+# for the time runc's log lines carry.
+same() {
+	local re='time="[^"]*" '
+	[ "$W_RC" = "$CT_RC" ] && [ "${W_OUT//$re/}" = "${CT_OUT//$re/}" ] && return 0
+	CT_WHY="$1: wrapper exit $W_RC '${W_OUT:0:200}', runtime exit $CT_RC '${CT_OUT:0:200}'"
+	return 1
+}
+
+spec_of() { "$JQ" -c "$1" "$CT_WORK/b/$2/config.json" 2>/dev/null; }
+
+# The hooks the wrapper wrote: ours first, exactly once.
+want_hooks() {
+	local got
+	got=$(spec_of '[.hooks.createRuntime[0].path, .hooks.createRuntime[0].args,
+		(.hooks.createRuntime | length), (.hooks.poststop | length)]' "$1")
+	want_eq "config.json hooks" "$got" "[\"$self\",[\"nsguard\",\"hook\",\"createRuntime\"],1,1]"
+}
+
+# wait_state ID STATUS: until the runtime reports it (30 s).
+wait_state() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ "$("$REAL" --root "$CT_RUNROOT" state "$1" 2>/dev/null | "$JQ" -r .status)" = "$2" ] && return 0
+		sleep 0.1
+	done
+	CT_WHY="$1 never became $2"
+	return 1
+}
+
+# --- guarded: the default policy, a tier, and no duplicate hooks.
+case_deny() {
+	local id=wdeny-$RTN-$S cgid
+	ct_bundle "$id" --no-hooks -- sleep 600 || return 1
+	ct_start "$id"
+	want_eq "wrapper run -d" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	want_hooks "$id" || return 1
+	ct_exec "$id" nsg-userns unshare
+	want_run "nsg-userns unshare" 1 "unshare: fail errno=EPERM" || return 1
+	[[ $(ct_status "$id") == "mode=deny "* ]] || { CT_WHY="status: $(ct_status "$id")"; return 1; }
+	cgid=$(ct_cgid "$(ct_cgdir "$id")")
+	ct_delete "$id"
+	want_eq "wrapper delete -f" "$CT_RC" 0 || return 1
+	ct_gone "$id" "$cgid"
+}
+
+# The tier by annotation option (crun, runc) or by link name (runc from PATH).
+case_tier() {
+	local mode=$1 id=wtier-$1-$RTN-$S want=$2
+	ct_bundle "$id" --no-hooks --mode deny -- sleep 600 || return 1
+	ct_start "$id"
+	want_eq "wrapper run -d" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	want_eq "nsguard.io/userns" "$(spec_of '.annotations["nsguard.io/userns"]' "$id")" "\"$mode\"" || return 1
+	ct_exec "$id" nsg-userns unshare
+	want_run "nsg-userns unshare" 0 "unshare: ok" || return 1
+	[[ $(ct_status "$id") == "mode=$mode "* ]] || { CT_WHY="status: $(ct_status "$id")"; return 1; }
+	[ -z "$want" ] || want_eq "counts" "$(ct_counts "$id")" "$want"
+}
+
+# Hooks already there (a base spec, hooks.d): the file is left alone.
+case_no_duplicate() {
+	local id=wdup-$RTN-$S ino
+	ct_bundle "$id" --no-hooks -- sleep 600 || return 1
+	"$NSGUARD" runtime --runtime /bin/true create --bundle "$CT_WORK/b/$id" "$id" || {
+		CT_WHY="runtime --runtime /bin/true create failed"; return 1; }
+	want_hooks "$id" || return 1
+	ino=$(stat -c %i "$CT_WORK/b/$id/config.json")
+	ct_start "$id"
+	want_eq "wrapper run -d" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	want_eq "config.json inode (rewritten?)" "$(stat -c %i "$CT_WORK/b/$id/config.json")" "$ino" || return 1
+	want_hooks "$id" || return 1
+	ct_exec "$id" nsg-userns unshare
+	want_run "nsg-userns unshare" 1 "unshare: fail errno=EPERM"
+}
+
+# --- pass-through: create, start, state, exec, pause, resume, ps, list,
+# kill, delete through the wrapper; each answer checked or compared.
+case_lifecycle() {
+	local id=wlife-$RTN-$S cgid st W_RC W_OUT
+	ct_bundle "$id" --no-hooks -- sleep 600 || return 1
+	CT_IDS+=("$id")
+	# Into a file: the container keeps create's stdio (a $(...) pipe) open.
+	timeout "$CT_TIMEOUT" "$CRUN" --root "$CT_RUNROOT" create --bundle "$CT_WORK/b/$id" "$id" \
+		</dev/null >"$CT_WORK/b/$id/out" 2>&1
+	CT_RC=$? CT_OUT=$(cat "$CT_WORK/b/$id/out")
+	want_eq "create" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	w state "$id"
+	want_eq "state after create" "$(echo "$CT_OUT" | "$JQ" -r .status)" created || return 1
+	w start "$id"
+	want_eq "start" "$CT_RC" 0 || return 1
+	wait_state "$id" running || return 1
+	w exec "$id" echo hi
+	want_eq "exec" "$CT_RC:$CT_OUT" "0:hi" || return 1
+	w pause "$id"
+	st=$("$REAL" --root "$CT_RUNROOT" state "$id" | "$JQ" -r .status)
+	want_eq "pause" "$CT_RC:$st" "0:paused" || return 1
+	w resume "$id"
+	st=$("$REAL" --root "$CT_RUNROOT" state "$id" | "$JQ" -r .status)
+	want_eq "resume" "$CT_RC:$st" "0:running" || return 1
+	w ps "$id"; W_RC=$CT_RC W_OUT=$CT_OUT
+	r ps "$id"; same "ps" || return 1
+	w list; W_RC=$CT_RC W_OUT=$CT_OUT
+	r list; same "list" || return 1
+	[[ $W_OUT == *"$id"* ]] || { CT_WHY="list: no $id in '$W_OUT'"; return 1; }
+	w state "$id"; W_RC=$CT_RC W_OUT=$CT_OUT
+	r state "$id"; same "state" || return 1
+	cgid=$(ct_cgid "$(ct_cgdir "$id")")
+	w kill "$id" KILL
+	want_eq "kill" "$CT_RC" 0 || return 1
+	wait_state "$id" stopped || return 1
+	w delete "$id"
+	want_eq "delete" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	ct_gone "$id" "$cgid"
+}
+
+case_exit_codes() {
+	local id=wexit-$RTN-$S W_RC W_OUT
+	w state "no-such-$S"; W_RC=$CT_RC W_OUT=$CT_OUT
+	r state "no-such-$S"; same "state of a missing container" || return 1
+	[ "$W_RC" != 0 ] || { CT_WHY="state of a missing container: exit 0"; return 1; }
+	w frobnicate; W_RC=$CT_RC W_OUT=$CT_OUT
+	r frobnicate; same "an unknown subcommand" || return 1
+	w --version; W_RC=$CT_RC W_OUT=$CT_OUT
+	r --version; same "--version" || return 1
+	# run: the container's own exit status.
+	ct_bundle "$id" --no-hooks -- sh -c 'echo out; exit 3' || return 1
+	CT_IDS+=("$id")
+	w run --bundle "$CT_WORK/b/$id" "$id"
+	want_eq "run of 'exit 3'" "$CT_RC:$CT_OUT" "3:out"
+}
+
+# SIGTERM to the wrapper's pid: it is the runtime by then, which forwards
+# it to the container (init traps it: pid 1 ignores what it does not handle).
+case_signal() {
+	local id pid rc=() k i
+	for k in w r; do
+		id=wsig-$k-$RTN-$S
+		# shellcheck disable=SC2016
+		ct_bundle "$id" --no-hooks -- sh -c 'trap "exit 7" TERM; while :; do sleep 1; done' || return 1
+		CT_IDS+=("$id")
+		if [ $k = w ]; then
+			"$CRUN" --root "$CT_RUNROOT" run --bundle "$CT_WORK/b/$id" "$id" </dev/null >/dev/null 2>&1 &
+		else
+			"$REAL" --root "$CT_RUNROOT" run --bundle "$CT_WORK/b/$id" "$id" </dev/null >/dev/null 2>&1 &
+		fi
+		pid=$!
+		wait_state "$id" running || { kill -KILL "$pid"; return 1; }
+		if [ $k = w ]; then
+			want_eq "the wrapper's pid runs" "$(readlink "/proc/$pid/exe")" "$(readlink -f "$REAL")" ||
+				{ kill -KILL "$pid"; return 1; }
+		fi
+		kill -TERM "$pid"
+		for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid"
+		rc+=("$?")
+	done
+	want_eq "exit status after SIGTERM (wrapper runtime)" "${rc[*]}" "7 7"
+}
+
+# fd 3 by --preserve-fds, and by LISTEN_FDS (socket activation).
+case_fds() {
+	local id W_RC W_OUT k
+	echo "fd-three-$S" >"$CT_WORK/fd3"
+	id=wfd-$RTN-$S
+	ct_bundle "$id" --no-hooks -- cat /proc/self/fd/3 || return 1
+	CT_IDS+=("$id")
+	w run --preserve-fds 1 --bundle "$CT_WORK/b/$id" "$id" 3<"$CT_WORK/fd3"
+	want_eq "--preserve-fds 1" "$CT_RC:$CT_OUT" "0:fd-three-$S" || return 1
+	for k in w r; do
+		id=wlisten-$k-$RTN-$S
+		# shellcheck disable=SC2016 # expanded in the container / the child shell
+		ct_bundle "$id" --no-hooks -- sh -c 'echo "LISTEN_FDS=$LISTEN_FDS"; cat /proc/self/fd/3' || return 1
+		CT_IDS+=("$id")
+		# LISTEN_PID must be the runtime's pid: the wrapper keeps it.
+		# shellcheck disable=SC2016
+		CT_OUT=$(timeout "$CT_TIMEOUT" bash -c 'exec 3<"$1"; export LISTEN_FDS=1 LISTEN_PID=$$;
+			exec "$2" --root "$3" run --bundle "$4" "$5"' _ "$CT_WORK/fd3" \
+			"$([ $k = w ] && echo "$CRUN" || echo "$REAL")" "$CT_RUNROOT" "$CT_WORK/b/$id" "$id" \
+			</dev/null 2>&1)
+		CT_RC=$?
+		[ $k = w ] && W_RC=$CT_RC W_OUT=$CT_OUT
+	done
+	same "LISTEN_FDS=1" || return 1
+	# runc hands the fds on only when LISTEN_PID is its own pid, and says
+	# so in the container's LISTEN_FDS; crun 1.8 passes the fds on, no env.
+	local want=1
+	[ "$RTN" = crun ] && want=
+	want_eq "LISTEN_FDS=1 through the wrapper" "$W_RC:$W_OUT" "0:LISTEN_FDS=$want"$'\n'"fd-three-$S"
+}
+
+# --console-socket: the pty master reaches the socket's owner.
+case_console() {
+	local id=wtty-$RTN-$S sock=$CT_WORK/console-$RTN.sock rpid out
+	ct_bundle "$id" --no-hooks --mount '{"destination": "/dev/pts", "type": "devpts", "source": "devpts",
+		"options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"]}' \
+		-- echo hello-tty || return 1
+	sed -i 's/"terminal": false/"terminal": true/' "$CT_WORK/b/$id/config.json"
+	CT_IDS+=("$id")
+	rm -f "$sock"
+	out=$CT_WORK/console-$RTN.out
+	timeout "$CT_TIMEOUT" "$NSG_CONSOLE" "$sock" >"$out" 2>&1 &
+	rpid=$!
+	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	w create --console-socket "$sock" --bundle "$CT_WORK/b/$id" "$id"
+	want_eq "create --console-socket" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; kill "$rpid" 2>/dev/null; return 1; }
+	want_hooks "$id" || { kill "$rpid" 2>/dev/null; return 1; }
+	w start "$id"
+	wait "$rpid"
+	want_eq "what the terminal showed" "$(tr -d '\r' <"$out")" hello-tty
+}
+
+for RTN in crun runc; do
+	REAL=$(command -v "$RTN") || { fail "ct/wrapper/$RTN/setup" "$RTN not found"; continue; }
+	wrap_for "$RTN"
+	CRUN=$WR/wrap-$RTN CT_RUNROOT=/run/nsg-wrap-$RTN CT_RERUN=wrapper/$RTN/
+	mkdir -p "$CT_RUNROOT"
+	echo "# $("$REAL" --version | head -n 1) behind nsguard runtime"
+	ct_case deny case_deny
+	ct_case no-duplicate case_no_duplicate
+	# shellcheck disable=SC2016
+	printf '#!/bin/sh\nexec %q runtime --runtime %q --annotation nsguard.io/userns=audit "$@"\n' \
+		"$NSGUARD" "$REAL" >"$WR/audit-$RTN" && chmod 755 "$WR/audit-$RTN"
+	CRUN=$WR/audit-$RTN ct_case tier-audit-option case_tier audit "allowed=0 denied=0 audited=1"
+	ct_case lifecycle case_lifecycle
+	ct_case exit-codes case_exit_codes
+	ct_case signal case_signal
+	ct_case fds case_fds
+	ct_case console-socket case_console
+done
+
+# The tier by name: nsguard-runtime-allow, runc from PATH (no config here).
+ln -sfn "$NSGUARD" "$WR/nsguard-runtime-allow"
+REAL=$(command -v runc) RTN=runc CRUN=$WR/nsguard-runtime-allow CT_RUNROOT=/run/nsg-wrap-runc \
+	CT_RERUN=wrapper/ ct_case tier-link-allow case_tier allow ""
