@@ -152,6 +152,24 @@ case_hook_timeout() {
 }
 ct_case podman/hooks-d-timeout case_hook_timeout
 
+# --- nsguard runtime as podman's runtime while hooks.d is in force too
+# (a node moving from one registration to the other): the wrapper finds
+# hooks.d's createRuntime hook in config.json and does not add a second.
+# podman runs hooks.d's poststop itself, so the wrapper adds one for crun.
+case_wrapper_and_hooks_d() {
+	local wrap=$PM/wrap-crun cfg got
+	printf '#!/bin/sh\nexec %q runtime --runtime %q "$@"\n' "$NSGUARD" "$(command -v crun)" >"$wrap"
+	chmod 755 "$wrap"
+	PM_RUNTIME=$wrap pm_start "pm-wrap-$S" || return 1
+	cfg=$(find "$PM/root" "$PM_RUNROOT" -path "*/$PM_ID/userdata/config.json" 2>/dev/null | head -n 1)
+	got=$("$JQ" -c '[(.hooks.createRuntime // [])[] | select(.path | endswith("/nsguard")) | .args[2]]
+		+ [(.hooks.poststop // [])[] | select(.path | endswith("/nsguard")) | .args[2]]' "$cfg" 2>&1)
+	want_eq "nsguard's hooks in $cfg" "$got" '["createRuntime","poststop"]' || return 1
+	pm_probe "nsg-userns unshare" 1 "unshare: fail errno=EPERM" nsg-userns unshare || return 1
+	pm_rm
+}
+ct_case podman/wrapper-and-hooks-d case_wrapper_and_hooks_d
+
 # Records and record index entries (the index directory itself stays).
 pm_records_left() { find "$CT_RECORDS" -mindepth 1 ! -path "$CT_RECORDS/by-cgroup-id" -printf '%P\n' 2>/dev/null; }
 
