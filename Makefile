@@ -31,13 +31,15 @@ KERNEL := $(BUILD)/kernel
 VMLINUX := $(KERNEL)/vmlinux
 BZIMAGE := $(KERNEL)/bzImage
 
-.PHONY: all deps kernel check check-unit check-guest vm-shell clean help install demo bench fuzz lint
+.PHONY: all deps deps-test kernel check check-unit check-guest vm-shell clean help install demo bench fuzz lint
 all: $(BUILD)/nsguard
 
 help:
-	@echo 'make deps       install the Debian packages nsguard needs (apt-get, as root)'
+	@echo 'make deps       install the Debian packages building nsguard needs (apt-get, as root)'
+	@echo 'make deps-test  install those and everything the tests need (QEMU, runtimes, ...)'
+	@echo 'make            build build/nsguard; vmlinux.h from VMLINUX_BTF (the running'
+	@echo '                kernel'"'"'s /sys/kernel/btf/vmlinux, or the guest kernel once built)'
 	@echo 'make kernel     build the guest kernel into $$NSGUARD_CACHE (cached by content)'
-	@echo 'make            build build/nsguard (needs the kernel for vmlinux.h)'
 	@echo 'make demo       boot the guest and show nsguard guarding real crun containers'
 	@echo 'make check      host, guest and kernel-selftest suites, two at a time, with a phase table'
 	@echo 'make lint       shellcheck, the man-page lint and a -Werror build (part of make check)'
@@ -49,7 +51,10 @@ help:
 	@echo 'V=1 shows every command.'
 
 deps:
-	$(Q)./integration/deps
+	$(Q)./integration/deps build
+
+deps-test:
+	$(Q)./integration/deps test
 
 # Cheap when nothing changed: build-kernel hashes its inputs and reuses the cache.
 kernel: | deps-quiet
@@ -61,7 +66,7 @@ $(KERNEL)/done:
 
 .PHONY: deps-quiet
 deps-quiet:
-	$(Q)./integration/deps --quiet
+	$(Q)./integration/deps --quiet test
 
 $(BUILD) $(RESULTS):
 	$(Q)mkdir -p $@
@@ -100,15 +105,16 @@ PARALLEL_PARTS = $(MAKE) -k -j$(CHECK_JOBS) --output-sync=target
 # which waits for check-kernel (integration/lint.mk).  check-lint includes
 # the man-page lint.
 CHECK_HOST_PARTS := check-unit check-lint
-# Everything after the kernel and the build, longest first (as measured, warm:
-# runc 7m50s, guest 5m45s, kselftest 2m15s, podman 1m25s, harness and tree 1m,
-# the rest under 30s) so that the two lanes end together.  Guests boot with one
+# Everything after the kernel and the build, longest first (as measured,
+# fresh, 2026-12-04: runc 14m39s, guest 10m23s, concurrency 5m56s, kselftest
+# 3m32s, podman 2m47s, harness 1m50s; node, 2026-12-05 warm: about 10m) so
+# that the two lanes end together.  Guests boot with one
 # vCPU (NSGUARD_SMP=1): two 2-vCPU guests side by side on two cores ran the
 # lifecycle suite 5.7 times slower.  check-concurrency boots with two.  None of them may have
 # a prerequisite that is a job of its own (deps-quiet): make would give that
 # job's slot to a later part.
-CHECK_PARTS := check-clients-runc check-guest check-kselftest check-concurrency \
-	check-clients-podman check-host check-lsm-off check-selinux check-install
+CHECK_PARTS := check-clients-runc check-clients-node check-guest check-concurrency check-kselftest \
+	check-clients-podman check-host check-lsm-off check-selinux check-install check-build-only
 
 .PHONY: check-early check-late check-kernel
 check: | deps-quiet

@@ -1,14 +1,33 @@
 # bpf/bpf.mk: the BPF object and its skeleton (included by the top-level Makefile).
-# vmlinux.h comes from the guest kernel's BTF, so the CO-RE relocations match
-# the kernel the program is loaded into.
+# vmlinux.h comes from VMLINUX_BTF.  The program is CO-RE: the kernel it is
+# loaded into relocates it, so any kernel's BTF with the types it names will
+# do (the guest's CO-RE cases load objects built from others).  The guest
+# suites use the guest kernel's: for their goals, or once that kernel is
+# built in this tree.  Otherwise (a real host, `make && make install`) it is
+# the running kernel's, and nothing of the test machinery is needed.
+GUEST_GOALS := check% demo bench% vm-% kselftest-bpf
+ifneq ($(filter $(GUEST_GOALS),$(MAKECMDGOALS))$(wildcard $(KERNEL)/done),)
+VMLINUX_BTF ?= $(VMLINUX)
+BTF_KERNEL := $(if $(filter $(abspath $(VMLINUX)),$(abspath $(VMLINUX_BTF))),$(KERNEL)/done)
+else
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+endif
 
 LLVM_STRIP ?= llvm-strip
 # -mcpu=v3: atomics that return the old value (the count limit, 5.12+).
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -I$(BUILD) -Ibpf
 
-$(BUILD)/vmlinux.h: $(KERNEL)/done | $(BUILD)
-	$(call msg,BTF,$@)
-	$(Q)$(BPFTOOL) btf dump file $(VMLINUX) format c > $@.tmp && mv $@.tmp $@
+# Which BTF the header came from: a change of VMLINUX_BTF remakes it.
+.PHONY: FORCE
+FORCE:
+$(BUILD)/vmlinux.h.src: FORCE | $(BUILD)
+	$(Q)echo '$(abspath $(VMLINUX_BTF))' | cmp -s - $@ || echo '$(abspath $(VMLINUX_BTF))' >$@
+
+$(BUILD)/vmlinux.h: $(BUILD)/vmlinux.h.src $(BTF_KERNEL) $(wildcard $(VMLINUX_BTF)) | $(BUILD)
+	$(call msg,BTF,$@ from $(VMLINUX_BTF))
+	$(Q)test -r '$(VMLINUX_BTF)' || { echo "vmlinux.h: no BTF at $(VMLINUX_BTF): build on a kernel" \
+		"with CONFIG_DEBUG_INFO_BTF, or name a vmlinux with BTF: make VMLINUX_BTF=PATH" >&2; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file '$(VMLINUX_BTF)' format c > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/nsguard.bpf.o: bpf/nsguard.bpf.c bpf/nsguard.h bpf/bpf.mk $(BUILD)/vmlinux.h | $(BUILD)
 	$(call msg,CLANG,$@)

@@ -32,6 +32,23 @@ $(CLIENT_PARTS): check-clients-%: all $(GUEST_DEPS) | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) clients-$* \
 		$(VM_RUN) -q --timeout $(CLIENTS_TIMEOUT) -- integration/guest-suite --clients $*
 
+# The runtimes a node registers a binary with (its own boot): nsguard runtime
+# in front of crun and runc (tests/client-wrapper.sh), containerd 1.6 through
+# its runc shim (client-containerd.sh) and Docker 20.10 (client-docker.sh).
+.PHONY: check-clients-node
+check-clients: check-clients-node
+check-clients-node: all $(GUEST_DEPS) | $(RESULTS)
+	$(Q)integration/run-part $(RESULTS) clients-node \
+		$(VM_RUN) -q --timeout $(CLIENTS_TIMEOUT) -- integration/guest-suite --clients wrapper containerd docker
+
+# What an operator builds on a real host: a copy of the tracked sources,
+# `make && make install` with an empty cache and the build packages only,
+# from the running kernel's BTF and from the guest kernel's named with
+# VMLINUX_BTF (integration/build-only; on the host, no bpf()).
+.PHONY: check-build-only
+check-build-only: | $(RESULTS)
+	$(Q)integration/run-part $(RESULTS) build-only env GUEST_BTF=$(abspath $(VMLINUX)) integration/build-only
+
 # The concurrency cases, in a boot with two vCPUs (tests/concurrency.sh);
 # every other part boots with NSGUARD_SMP (make check sets 1).
 .PHONY: check-concurrency
