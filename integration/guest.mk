@@ -10,6 +10,19 @@ $(BUILD)/nsg-userns: integration/guest/nsg-userns.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -static -std=gnu11 -O2 $(WARNINGS) -o $@ $<
 
+# CO-RE (integration/tests/12-core.sh): nsguard built against other kernels'
+# BTF, each in a build tree of its own: Debian's own 6.1 kernel
+# (integration/other-btf, which needs the guest kernel's tree for
+# extract-vmlinux) and, where it has BTF, the build host's running kernel.
+GUEST_DEPS += core-variants
+.PHONY: core-variants
+core-variants: $(KERNEL)/done
+	$(Q)btf=$$(integration/other-btf $(abspath $(KERNEL))/src) && \
+		$(MAKE) BUILD=$(BUILD)/core/debian-6.1 VMLINUX_BTF=$$btf $(BUILD)/core/debian-6.1/nsguard
+	$(Q)if [ -r /sys/kernel/btf/vmlinux ]; then \
+		$(MAKE) BUILD=$(BUILD)/core/host VMLINUX_BTF=/sys/kernel/btf/vmlinux $(BUILD)/core/host/nsguard; \
+	else rm -rf $(BUILD)/core/host; fi
+
 # The receiving end of --console-socket, for the wrapper's pass-through cases.
 $(BUILD)/nsg-console: integration/guest/nsg-console.c | $(BUILD)
 	$(call msg,CC,$@)
