@@ -198,6 +198,13 @@ static int find_bundle(int argc, char **argv, const char **bundle, bool *edit)
 			return nsg_fail(EINVAL, "option '%.64s' names the bundle differently for "
 						"runc and crun: use --bundle DIR",
 					a);
+		/* crun's argp takes "--bund" for --bundle; runc does not. */
+		if (a[1] == '-' && strcspn(a, "=") > 2 && strcspn(a, "=") < 8 &&
+		    (strncmp(a, "--bundle", strcspn(a, "=")) == 0 ||
+		     strncmp(a, "--config", strcspn(a, "=")) == 0))
+			return nsg_fail(EINVAL, "option '%.64s' is short for --bundle or --config to "
+						"crun, not to runc: spell it out",
+					a);
 		for (size_t k = 0; k < ARRAY_SIZE(with_value); k++)
 			if (strcmp(a, with_value[k]) == 0)
 				i++;

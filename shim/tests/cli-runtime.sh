@@ -137,7 +137,7 @@ for c in 'hooks-folded|{"Hooks": {}}|a key that the runtime may read as "hooks"'
 		'[ "$rc" = 1 ] && [[ $err == *"$msg"* ]] && [ -z "$got" ] && [ "$(cat "$t/b/config.json")" = "$doc" ]'
 done
 reset_bundle
-for a in '-bX' '-db' '--config=x' '-f'; do
+for a in '-bX' '-db' '--config=x' '-f' '--bund' '--b=x' '--conf'; do
 	run "$NSG" "${conf[@]}" runtime create "$a" "$t/b" x
 	ok "refuse-option$a" "an option runc and crun read differently must be refused" eval \
 		'[ "$rc" = 1 ] && [ -z "$got" ] && [[ $err == *"nsguard: "* ]]'
