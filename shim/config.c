@@ -62,6 +62,20 @@ void config_defaults(struct nsguard_config *cfg)
 	set_origin(cfg, "built-in defaults");
 }
 
+/*
+ * An absolute path into out: learn-dir and runtime, which nsguard writes to
+ * or runs as root, so only the admin's own absolute path will do.
+ */
+static int parse_path(const char *value, char *out, size_t size, const char *origin,
+		      unsigned lineno, const char *key)
+{
+	if (value[0] != '/' || strlen(value) >= size)
+		return nsg_fail(EINVAL, "%s:%u: %s \"%.64s\" is not an absolute path", origin,
+				lineno, key, value);
+	snprintf(out, size, "%s", value);
+	return 0;
+}
+
 /* A key with two values: off -> false, on -> true. */
 static int parse_switch(const char *value, const char *off, const char *on, bool *out,
 			const char *origin, unsigned lineno, const char *key)
@@ -181,19 +195,11 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 		cfg->max_count = v;
 		break;
 	case KEY_LEARN_DIR:
-		/* Learn mode writes there as root: the admin's own absolute path. */
-		if (value[0] != '/' || strlen(value) >= sizeof(cfg->learn_dir))
-			return nsg_fail(EINVAL, "%s:%u: learn-dir \"%.64s\" is not an absolute path",
-					origin, lineno, value);
-		snprintf(cfg->learn_dir, sizeof(cfg->learn_dir), "%s", value);
-		break;
+		return parse_path(value, cfg->learn_dir, sizeof(cfg->learn_dir), origin, lineno,
+				  key_names[k]);
 	case KEY_RUNTIME:
-		/* Run as root by nsguard runtime: the admin's own absolute path. */
-		if (value[0] != '/' || strlen(value) >= sizeof(cfg->runtime))
-			return nsg_fail(EINVAL, "%s:%u: runtime \"%.64s\" is not an absolute path",
-					origin, lineno, value);
-		snprintf(cfg->runtime, sizeof(cfg->runtime), "%s", value);
-		break;
+		return parse_path(value, cfg->runtime, sizeof(cfg->runtime), origin, lineno,
+				  key_names[k]);
 	case KEY_FAIL_MODE:
 		return parse_switch(value, "closed", "open", &cfg->fail_open, origin, lineno,
 				    key_names[k]);
