@@ -395,12 +395,13 @@ static int edit_hooks(struct plan *p, const char *s, size_t n, struct member *ro
 		      bool has_hooks, const struct spec_edit *e, char **root_members,
 		      unsigned *what)
 {
+	/* The stage, and the STAGE argument of its hook: the same name. */
 	static const struct {
-		const char *name, *arg;
+		const char *name;
 		unsigned bit;
 	} stages[] = {
-		{ "createRuntime", "createRuntime", SPEC_ADDED_CREATE_RUNTIME },
-		{ "poststop", "poststop", SPEC_ADDED_POSTSTOP },
+		{ "createRuntime", SPEC_ADDED_CREATE_RUNTIME },
+		{ "poststop", SPEC_ADDED_POSTSTOP },
 	};
 	struct member hooks = *root_m, st[ARRAY_SIZE(stages)], pre;
 	bool has[ARRAY_SIZE(stages)] = { false }, has_pre = false;
@@ -434,13 +435,13 @@ static int edit_hooks(struct plan *p, const char *s, size_t n, struct member *ro
 	for (size_t k = 0; k < ARRAY_SIZE(stages); k++) {
 		char *hook = NULL;
 
-		if (has[k] && has_ours(s, n, &st[k], e, stages[k].arg))
+		if (has[k] && has_ours(s, n, &st[k], e, stages[k].name))
 			continue;
 		if (k == 0 && has_pre && has_ours(s, n, &pre, e, "prestart"))
 			continue;
 		*what |= stages[k].bit;
 		hook = fmt("{\"path\":%s,\"args\":[\"nsguard\",\"hook\",\"%s\"],\"timeout\":30}",
-			   path, stages[k].arg);
+			   path, stages[k].name);
 		if (!hook) {
 			r = -ENOMEM;
 			goto out;
