@@ -2,9 +2,9 @@
 /*
  * nsguard runtime: an OCI runtime command line for nodes that register a
  * runtime binary rather than hooks (containerd's runc shim, Docker).  On
- * create and run it adds nsguard's hooks and its own annotations to the
- * bundle's config.json; then, for every subcommand, it execs the real
- * runtime with the same arguments.  The exec keeps the pid, stdio, signals,
+ * create, run and restore it adds nsguard's hooks and its own annotations
+ * to the bundle's config.json; then, for every subcommand, it execs the
+ * real runtime with the same arguments.  The exec keeps the pid, stdio, signals,
  * every inherited fd (console socket, --preserve-fds, LISTEN_FDS) and the
  * exit status the runtime's own.
  */
@@ -395,8 +395,11 @@ int cmd_runtime_run(struct cmd_ctx *ctx, int argc, char **argv, const char *tier
 	if (err < 0)
 		goto out;
 
+	/* Every subcommand that makes a container from the bundle (restore too:
+	 * runc and crun run its hooks) gets the hooks. */
 	sub = subcommand(argc, args);
-	if (sub < argc && (strcmp(args[sub], "create") == 0 || strcmp(args[sub], "run") == 0)) {
+	if (sub < argc && (strcmp(args[sub], "create") == 0 || strcmp(args[sub], "run") == 0 ||
+			   strcmp(args[sub], "restore") == 0)) {
 		const char *bundle;
 		bool edit;
 

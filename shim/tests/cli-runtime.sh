@@ -90,6 +90,11 @@ ok create-twice-no-duplicate "a second create must find the hooks and leave the 
 	'[ "$rc" = 0 ] && [ "$(stat -c %i "$t/b/config.json")" = "$ino" ] &&
 	 spec_q "(.hooks.createRuntime | length) == 1 and (.hooks.poststop | length) == 1"'
 
+reset_bundle
+run "$NSG" "${conf[@]}" runtime restore --image-path /tmp/img -b "$t/b" ctr-3
+ok restore-adds-hooks "restore makes a container from the bundle: the hooks too" eval \
+	'[ "$rc" = 0 ] && spec_q "(.hooks.createRuntime[0] == $ours) and (.hooks.poststop | length) == 1"'
+
 # The tier names: nsguard-runtime-MODE sets the mode over the bundle's.  They
 # take no --config: the default config (none here) leaves runc from PATH,
 # and PATH holds only the test's directory (never this host's runc).

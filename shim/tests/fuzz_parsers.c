@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for every parser that sees untrusted bytes:
  * oci_state_parse, oci_state_merge_config, config_parse and policy_resolve on
- * the annotations that survive.  An input is tried whole as each format; if
+ * the annotations that survive, and spec_edit_apply (nsguard runtime's edit
+ * of a config.json).  An input is tried whole as each format; if
  * it contains "\n--\n" the part before is also used as the admin config and
  * the part after as the state, so the fuzzer can combine the two.  Besides
  * the sanitizers, the invariants of a resolved policy are checked.
@@ -15,6 +16,7 @@
 #include "log.h"
 #include "oci.h"
 #include "policy.h"
+#include "spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -91,6 +93,45 @@ static void state_part(const struct nsguard_config *cfg, const char *buf, size_t
 	oci_state_free(&st);
 }
 
+static bool fuzz_is_self(const char *path, void *data)
+{
+	return strcmp(path, "/usr/bin/nsguard") == 0;
+}
+
+/*
+ * A tenant's config.json through nsguard runtime's edit: refused with a
+ * message, or edited into a document that parses (spec_edit_apply checks)
+ * and that a second edit finds guarded (no hook added twice).
+ */
+static void spec_part(const char *buf, size_t len)
+{
+	static const char *const keys[] = { "nsguard.io/userns" }, *const values[] = { "audit" };
+	const struct spec_edit e = { .hook_path = "/usr/bin/nsguard",
+				     .is_self = fuzz_is_self,
+				     .keys = keys,
+				     .values = values,
+				     .n = 1 };
+	char *out = NULL, *again = NULL;
+	unsigned what;
+	int err;
+
+	nsg_clear_error();
+	err = spec_edit_apply(buf, len, &e, &out, &what);
+	if (err < 0) {
+		check_failure(err);
+		if (out)
+			abort();
+		return;
+	}
+	if (!out)
+		abort(); /* the annotation is always written */
+	err = spec_edit_apply(out, strlen(out), &e, &again, &what);
+	if (err < 0 || (what & (SPEC_ADDED_CREATE_RUNTIME | SPEC_ADDED_POSTSTOP)))
+		abort();
+	free(again);
+	free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
@@ -107,6 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	state_part(NULL, buf, size);
+	spec_part(buf, size);
 
 	sep = memmem(buf, size, "\n--\n", 4);
 	if (sep) {
