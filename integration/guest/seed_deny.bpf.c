@@ -3,7 +3,7 @@
  * seed_deny: global BPF-LSM programs on userns_create that reproduce the seed
  * series' checks (integration/guest/seedtest.c loads them in the test guest).
  *
- *   seed_deny_errno      (lsm)   refuse with deny_errno: the caller of
+ *   seed_deny_errno      (lsm)   refuse with deny_ret (-errno): the caller of
  *                                unshare/clone must see exactly that errno.
  *   seed_deny_unless_admin (lsm.s) refuse with EPERM unless the creator has
  *                                CAP_SYS_ADMIN in the initial user namespace,
@@ -27,7 +27,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by the loader before load; rodata is frozen afterwards. */
 const volatile __u64 target_cgid;
-const volatile int deny_errno = EPERM;
+const volatile int deny_ret = -EPERM;
 
 /* Read by the loader: proves the program ran, and what it decided. */
 __u64 calls;
@@ -46,21 +46,37 @@ int BPF_PROG(seed_deny_errno, const struct cred *cred, int ret)
 		return ret;
 	if (!in_scope())
 		return 0;
+	int r = deny_ret;
+
 	__sync_fetch_and_add(&calls, 1);
 	__sync_fetch_and_add(&denied, 1);
-	return -deny_errno;
+	/*
+	 * 6.12's verifier refuses an LSM program unless it can prove that
+	 * the value returned is 0 or -errno (-4095..-1): bound it, without a
+	 * negation (whose result the verifier does not bound).
+	 */
+	if (r < -4095 || r > -1)
+		return -EPERM;
+	return r;
 }
 
-/* kernel_cap_t is { __u32 cap[2]; } in 6.1 (a single u64 from 6.3 on). */
-static __always_inline bool has_cap(const kernel_cap_t *caps, int cap)
+/*
+ * kernel_cap_t is { __u32 cap[2]; } in 6.1 and { u64 val; } from 6.3 on:
+ * the same 64 bits on x86 (little-endian), so read them whole rather than
+ * through a member that one of the layouts lacks (a CO-RE relocation that
+ * fails to load on the other).
+ */
+static __always_inline bool has_cap(const struct cred *cred, int cap)
 {
-	return caps->cap[cap >> 5] & (1U << (cap & 31));
+	__u64 caps = 0;
+
+	bpf_core_read(&caps, sizeof(caps), &cred->cap_effective);
+	return caps & (1ULL << cap);
 }
 
 SEC("lsm.s/userns_create")
 int BPF_PROG(seed_deny_unless_admin, const struct cred *cred, int ret)
 {
-	kernel_cap_t caps;
 	unsigned int level;
 
 	if (ret)
@@ -69,10 +85,9 @@ int BPF_PROG(seed_deny_unless_admin, const struct cred *cred, int ret)
 		return 0;
 	__sync_fetch_and_add(&calls, 1);
 
-	caps = BPF_CORE_READ(cred, cap_effective);
 	level = BPF_CORE_READ(cred, user_ns, level);
 	/* The initial user namespace is the only one at level 0. */
-	if (level == 0 && has_cap(&caps, CAP_SYS_ADMIN))
+	if (level == 0 && has_cap(cred, CAP_SYS_ADMIN))
 		return 0;
 	__sync_fetch_and_add(&denied, 1);
 	return -EPERM;

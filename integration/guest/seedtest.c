@@ -305,7 +305,7 @@ static int test_errno(int e)
 	if (!ASSERT_OK(err, "seed_deny__open"))
 		goto out;
 	skel->rodata->target_cgid = sc.cgid;
-	skel->rodata->deny_errno = e;
+	skel->rodata->deny_ret = -e;
 	/* Only the plain (non-sleepable) errno program in this case. */
 	bpf_program__set_autoload(skel->progs.seed_deny_unless_admin, false);
 	err = seed_deny__load(skel);
