@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <linux/magic.h>
+#include <bpf/btf.h>
 
 #include "cgroup.h"
 #include "cmd.h"
@@ -58,6 +60,84 @@ static bool fs_is(const char *path, long magic)
 	struct statfs sfs;
 
 	return statfs(path, &sfs) == 0 && sfs.f_type == magic;
+}
+
+/*
+ * What nsguard needs of the kernel, looked up by name in its BTF (a file
+ * read, no bpf()), so that a missing piece is named instead of surfacing as
+ * a load error.  An enumerator when enumerator is set, else a function.
+ */
+static const struct kernel_feature {
+	const char *what, *type, *enumerator, *since;
+} kernel_features[] = {
+	{ "userns_create LSM hook", "bpf_lsm_userns_create", NULL, "6.1" },
+	{ "BPF_LSM_CGROUP attach type", "bpf_attach_type", "BPF_LSM_CGROUP", "6.0" },
+	{ "bpf_set_retval() helper", "bpf_func_id", "BPF_FUNC_set_retval", "5.18" },
+	{ "cgroup local storage", "bpf_map_type", "BPF_MAP_TYPE_CGROUP_STORAGE", "4.19" },
+	{ "BPF ring buffer", "bpf_map_type", "BPF_MAP_TYPE_RINGBUF", "5.8" },
+};
+
+static bool btf_has(const struct btf *btf, const struct kernel_feature *f)
+{
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	__s32 id;
+
+	if (!f->enumerator)
+		return btf__find_by_name_kind(btf, f->type, BTF_KIND_FUNC) > 0;
+	id = btf__find_by_name_kind(btf, f->type, BTF_KIND_ENUM);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (!t)
+		return false;
+	e = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++, e++)
+		if (strcmp(btf__name_by_offset(btf, e->name_off), f->enumerator) == 0)
+			return true;
+	return false;
+}
+
+/* The running kernel: its release (also kernel.release with --json), its BTF, its features. */
+static void check_kernel(cJSON *doc)
+{
+	unsigned major = 0, minor = 0;
+	struct btf *btf;
+	struct utsname u;
+	char msg[512];
+	cJSON *o;
+
+	if (uname(&u) < 0) {
+		miss("kernel release", strerror(errno));
+		return;
+	}
+	o = doc ? cJSON_AddObjectToObject(doc, "kernel") : NULL;
+	if (doc && (!o || !cJSON_AddStringToObject(o, "release", u.release) ||
+		    !cJSON_AddStringToObject(o, "machine", u.machine)))
+		missing++; /* out of memory: never report success */
+	snprintf(msg, sizeof(msg), "kernel %s %s (nsguard needs 6.1 or later; tested on %s)", u.release,
+		 u.machine, NSGUARD_TESTED_KERNELS);
+	if (sscanf(u.release, "%u.%u", &major, &minor) == 2 && (major > 6 || (major == 6 && minor >= 1)))
+		ok(msg);
+	else
+		miss(msg, "Linux 6.1 added the userns_create LSM hook that nsguard attaches to");
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		miss("kernel BTF at /sys/kernel/btf/vmlinux",
+		     "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		return;
+	}
+	ok("kernel BTF at /sys/kernel/btf/vmlinux");
+	for (size_t i = 0; i < sizeof(kernel_features) / sizeof(kernel_features[0]); i++) {
+		const struct kernel_feature *f = &kernel_features[i];
+
+		snprintf(msg, sizeof(msg), "kernel feature: %s (%s, Linux %s)", f->what,
+			 f->enumerator ?: f->type, f->since);
+		if (btf_has(btf, f))
+			ok(msg);
+		else
+			miss(msg, "not in the kernel's BTF: this kernel is too old or built without it");
+	}
+	btf__free(btf);
 }
 
 /* The probe: a child joins the trial cgroup and asks for a user namespace. */
@@ -221,6 +301,7 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 			return nsg_fail(ENOMEM, "out of memory");
 	}
 
+	check_kernel(doc);
 	priv = cmd_require_privileges() == 0;
 	if (priv)
 		ok("running as root with CAP_SYS_ADMIN and CAP_BPF");
@@ -245,11 +326,6 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 		miss("BPF LSM", nsg_last_error());
 	}
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
-		ok("kernel BTF at /sys/kernel/btf/vmlinux");
-	else
-		miss("kernel BTF at /sys/kernel/btf/vmlinux",
-		     "use a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 
 	if (!priv)
 		miss("trial load + attach of the lsm_cgroup program", "needs the privileges above");
