@@ -6,9 +6,9 @@
 # built in this tree.  Otherwise (a real host, `make && make install`) it is
 # the running kernel's, and nothing of the test machinery is needed.
 GUEST_GOALS := check% demo bench% vm-% kselftest-bpf
-ifneq ($(filter $(GUEST_GOALS),$(MAKECMDGOALS))$(wildcard $(KERNEL)/done),)
+ifneq ($(filter $(GUEST_GOALS),$(MAKECMDGOALS))$(wildcard $(BASE_KERNEL)/done),)
 VMLINUX_BTF ?= $(VMLINUX)
-BTF_KERNEL := $(if $(filter $(abspath $(VMLINUX)),$(abspath $(VMLINUX_BTF))),$(KERNEL)/done)
+BTF_KERNEL := $(if $(filter $(abspath $(VMLINUX)),$(abspath $(VMLINUX_BTF))),$(BASE_KERNEL)/done)
 else
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 endif

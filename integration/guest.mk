@@ -16,8 +16,8 @@ $(BUILD)/nsg-userns: integration/guest/nsg-userns.c | $(BUILD)
 # extract-vmlinux) and, where it has BTF, the build host's running kernel.
 GUEST_DEPS += core-variants
 .PHONY: core-variants
-core-variants: $(KERNEL)/done
-	$(Q)btf=$$(integration/other-btf $(abspath $(KERNEL))/src) && \
+core-variants: $(BASE_KERNEL)/done
+	$(Q)btf=$$(integration/other-btf $(abspath $(BASE_KERNEL))/src) && \
 		$(MAKE) BUILD=$(BUILD)/core/debian-6.1 VMLINUX_BTF=$$btf $(BUILD)/core/debian-6.1/nsguard
 	$(Q)if [ -r /sys/kernel/btf/vmlinux ]; then \
 		$(MAKE) BUILD=$(BUILD)/core/host VMLINUX_BTF=/sys/kernel/btf/vmlinux $(BUILD)/core/host/nsguard; \

@@ -1,14 +1,15 @@
 # make kselftest-bpf: the kernel's own BPF selftests for the userns_create
 # hook (deny_namespace, lsm_cgroup and our userns_cgroup, which
 # kernel-patches/series adds), built against the guest kernel's tree and run in
-# the guest; a part of `make check`.  Outputs: $(BUILD)/kselftest/; PASS:/FAIL:
-# lines: $(RESULTS)/kselftest.log.  Included by the top-level Makefile.
+# the guest; a part of `make check` (6.1).  KERNEL_VERSION=6.12: the same in
+# the 6.12 guest.  Outputs: $(BUILD)/kselftest$(KV_SUFFIX)/; PASS:/FAIL: lines:
+# $(RESULTS)/kselftest$(KV_SUFFIX).log.  Included by the top-level Makefile.
 .PHONY: kselftest-bpf check-kselftest
 kselftest-bpf: | deps-quiet
-	$(call msg,KSELFTEST,$(BUILD)/kselftest)
+	$(call msg,KSELFTEST,$(BUILD)/kselftest$(KV_SUFFIX) (Linux $(KERNEL_VERSION)))
 	$(Q)$(MAKE) check-kselftest
 
 # The part itself, for `make check`: no deps-quiet job before it (check ran it
 # already), so that the parallel make starts it in the slot it is listed for.
 check-kselftest: | $(RESULTS)
-	$(Q)integration/run-part $(RESULTS) kselftest integration/kselftest/run $(BUILD)
+	$(Q)integration/run-part $(RESULTS) kselftest$(KV_SUFFIX) integration/kselftest/run $(BUILD)

@@ -5,9 +5,11 @@
 NSG_REPO=${NSG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 NSGUARD=${NSGUARD:-$NSG_REPO/build/nsguard}
 
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1: ${2:-failed}"; }
-skip() { echo "SKIP: $1: ${2:?a skip needs a reason}"; }
+# NSG_PREFIX (guest-suite --prefix) goes before every name: the same scripts
+# on another kernel (linux-6.12/...) count as cases of their own.
+pass() { echo "PASS: ${NSG_PREFIX:-}$1"; }
+fail() { echo "FAIL: ${NSG_PREFIX:-}$1: ${2:-failed}"; }
+skip() { echo "SKIP: ${NSG_PREFIX:-}$1: ${2:?a skip needs a reason}"; }
 
 # expect [--quiet] NAME WANT CMD...: run CMD; PASS if it exits with status
 # WANT and prints no selftest-style CASE:FAIL: line, else FAIL naming the
