@@ -88,8 +88,17 @@ prog_ino=$(stat -c %i /sys/fs/bpf/nsguard/prog 2>/dev/null)
 
 # check: everything the kernel must offer, plus a trial attach.
 c_check() {
-	local out
-	out=$("$NSG" check 2>&1) || fails "$(echo "$out" | tr '\n' ' ')"
+	local out feat
+	out=$("$NSG" check 2>&1) || { fails "$(echo "$out" | tr '\n' ' ')"; return; }
+	# It names this kernel and finds each feature in its BTF.
+	[[ $out == "ok       kernel $(uname -r) $(uname -m) "* ]] ||
+		{ fails "no kernel line: $out"; return; }
+	for feat in "userns_create LSM hook" "BPF_LSM_CGROUP attach type" "bpf_set_retval() helper"; do
+		[[ $out == *"ok       kernel feature: $feat ("* ]] ||
+			{ fails "no feature '$feat': $out"; return; }
+	done
+	out=$("$NSG" check --json 2>&1) &&
+		[ "$(jq -r '.kernel.release' <<<"$out")" = "$(uname -r)" ] || fails "--json kernel: $out"
 }
 gcase check c_check
 
