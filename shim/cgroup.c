@@ -474,7 +474,7 @@ int cgroup_walk_below(const char *cgroup_root, const char *path,
 		      int (*fn)(__u64 id, void *data), void *data)
 {
 	cleanup_free DIR **stack = NULL;
-	size_t depth = 0, cap = 0;
+	size_t depth = 0, cap = 0, seen = 0;
 	struct stat sb;
 	int fd, err = 0;
 
@@ -518,6 +518,14 @@ int cgroup_walk_below(const char *cgroup_root, const char *path,
 			}
 			if (!child_cgroup(dirfd(d), de))
 				continue;
+			if (++seen > CGROUP_WALK_MAX) {
+				err = nsg_fail(E2BIG,
+					       "more than %d cgroups below %s: nsguard checks them "
+					       "under its lock, where so many would stall other "
+					       "containers' starts; remove the empty ones",
+					       CGROUP_WALK_MAX, path);
+				break;
+			}
 			fd = openat(dirfd(d), de->d_name,
 				    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 			if (fd < 0 && errno == ENOENT)

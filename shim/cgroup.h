@@ -60,8 +60,11 @@ bool cgroup_id_alive(const char *cgroup_root, __u64 id);
 int cgroup_open_id(const char *cgroup_root, __u64 id);
 /*
  * fn(id, data) for every cgroup strictly below path, depth first, until fn
- * returns nonzero (returned).  Cgroups removed meanwhile are skipped.
+ * returns nonzero (returned).  Cgroups removed meanwhile are skipped.  More
+ * than CGROUP_WALK_MAX of them is -E2BIG: the walk runs under nsguard's lock,
+ * and a container with a delegated subtree chooses how many there are.
  */
+#define CGROUP_WALK_MAX 4096
 int cgroup_walk_below(const char *cgroup_root, const char *path,
 		      int (*fn)(__u64 id, void *data), void *data);
 /* "populated 1" in path's cgroup.events: processes in it or below. */

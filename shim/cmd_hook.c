@@ -19,8 +19,10 @@
 /*
  * Everything after policy resolution: failures here obey fail-mode, except
  * those the container's creator caused (*never_open): its cgroup layout (the
- * root cgroup, one its processes could leave, a shared one) and its id (one
- * still guarding another live cgroup).
+ * root cgroup, one its processes could leave, a shared one), what its mounts
+ * expose, host capabilities, its id (one still guarding another live
+ * cgroup), a subtree too large to walk and a lock held too long (another
+ * container may be the cause).
  */
 static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 		      struct nsguard_policy *pol, bool *never_open)
@@ -49,6 +51,14 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 		*never_open = true;
 	if (err)
 		return err;
+	/* A guard it could detach is no guard: refused, never opened. */
+	if (!cfg->host_caps) {
+		err = scope_host_caps("/proc", st);
+		if (err) {
+			*never_open = err == -EPERM;
+			return err;
+		}
+	}
 	if (!cfg->shared_cgroups) {
 		/* A shared cgroup, or one the check cannot read: never opened either. */
 		err = cgroup_check_sole(CGROUP_ROOT, path, init_path, st->pid, "/proc");

@@ -27,6 +27,7 @@ enum config_key {
 	KEY_MAX_COUNT,
 	KEY_LEARN_DIR,
 	KEY_RUNTIME,
+	KEY_HOST_CAPABILITIES,
 	KEY_COUNT,
 };
 
@@ -40,6 +41,7 @@ static const char *const key_names[KEY_COUNT] = {
 	[KEY_MAX_COUNT] = "max-count",
 	[KEY_LEARN_DIR] = "learn-dir",
 	[KEY_RUNTIME] = "runtime",
+	[KEY_HOST_CAPABILITIES] = "host-capabilities",
 };
 
 static void set_origin(struct nsguard_config *cfg, const char *origin)
@@ -143,7 +145,7 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 		if (strcmp(key, key_names[k]) == 0)
 			break;
 	if (k == KEY_COUNT) {
-		char known[256];
+		char known[512];
 		size_t off = 0;
 
 		for (k = 0; k < KEY_COUNT && off < sizeof(known); k++)
@@ -205,6 +207,9 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 				    key_names[k]);
 	case KEY_SHARED_CGROUPS:
 		return parse_switch(value, "refuse", "allow", &cfg->shared_cgroups, origin, lineno,
+				    key_names[k]);
+	case KEY_HOST_CAPABILITIES:
+		return parse_switch(value, "refuse", "allow", &cfg->host_caps, origin, lineno,
 				    key_names[k]);
 	}
 	return 0;

@@ -22,6 +22,8 @@ struct nsguard_config {
 	bool fail_open; /* fail-mode: open warns and lets the container start */
 	bool shared_cgroups; /* shared-cgroups = allow: guard a cgroup that holds
 			      * other processes too (restricting them) */
+	bool host_caps; /* host-capabilities = allow: guard a container that holds
+			 * CAP_SYS_ADMIN or CAP_BPF in the host's user namespace */
 	/* Where the values came from, for messages: the config path, or
 	 * "built-in defaults".  Filled by config_defaults/config_parse/config_load. */
 	char origin[4096];
@@ -40,12 +42,14 @@ typedef void (*config_error_fn)(unsigned line, const char *msg, void *data);
 
 /* Built-in defaults: deny; annotations may ask for deny, audit or allow (not
  * learn); depth up to NSGUARD_MAX_DEPTH; no count limit; EPERM; fail-mode
- * closed; shared-cgroups refuse; learn-dir NSGUARD_LEARN_DIR. */
+ * closed; shared-cgroups refuse; host-capabilities refuse; learn-dir
+ * NSGUARD_LEARN_DIR. */
 void config_defaults(struct nsguard_config *cfg);
 /*
  * "key = value" lines, '#' comments, blank lines.  Keys: default-mode,
  * allowed-modes (comma/space list), max-depth, errno, fail-mode,
- * shared-cgroups, max-count, learn-dir (an absolute path).  Unknown
+ * shared-cgroups, host-capabilities, max-count, learn-dir and runtime (absolute
+ * paths).  Unknown
  * keys, bad values, duplicates and a default-mode outside allowed-modes are
  * errors naming origin:line.  Returns 0 or -EINVAL.
  */

@@ -226,8 +226,11 @@ int container_guard(const struct container_env *env, const struct container_spec
 		return err;
 	/* Check, attach and record as one step against other hooks and gc. */
 	err = env->lock(&lock);
-	if (err)
+	if (err) {
+		/* Held too long: perhaps by another container's doing, never a reason to open. */
+		*claim_refused = err == -ETIMEDOUT;
 		return err;
+	}
 	err = check_claims(env, id, cgroup_path, cgid, pid, &stale, &move, claim_refused);
 	if (err) {
 		/* The id, the cgroup path and what is below it are the container creator's. */

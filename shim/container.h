@@ -67,7 +67,8 @@ struct container_spec {
  * load or reuse the program, attach, write the policy and the record.  The
  * same id on a cgroup that is gone (a re-created container) moves the guard.
  * *claim_refused says the refusal came from the id or the cgroup path, which
- * the container's creator chose (never opened by fail-mode open).
+ * the container's creator chose, or from a lock held past its bound, which
+ * another container may have caused (never opened by fail-mode open).
  */
 int container_guard(const struct container_env *env, const struct container_spec *spec,
 		    struct nsguard_policy *pol, bool *claim_refused);

@@ -422,6 +422,62 @@ static int add_mounts(struct oci_state *st, const cJSON *arr, const char *what)
 	return 0;
 }
 
+/* CAP_SYS_ADMIN or CAP_BPF by any spelling a runtime might take. */
+static bool cap_detaches(const char *name)
+{
+	if (strncasecmp(name, "CAP_", 4) == 0)
+		name += 4;
+	return strcasecmp(name, "SYS_ADMIN") == 0 || strcasecmp(name, "BPF") == 0;
+}
+
+/*
+ * process.capabilities: whether any of its sets names a capability that
+ * could detach the guard (st->caps_detach).  No process or no capabilities
+ * object: the runtime keeps what its init has, so every capability.
+ */
+static int add_capabilities(struct oci_state *st, const cJSON *proc, const char *what)
+{
+	static const char *const sets[] = { "bounding", "effective", "inheritable", "permitted",
+					    "ambient" };
+	const cJSON *caps, *set, *c;
+	int err = 0;
+
+	st->caps_detach = true;
+	if (!proc || cJSON_IsNull(proc))
+		return 0;
+	if (!cJSON_IsObject(proc))
+		return nsg_fail(EINVAL, "%s: \"process\" is not an object", what);
+	err = check_duplicates(proc, what, false);
+	if (err)
+		return err;
+	caps = cJSON_GetObjectItemCaseSensitive(proc, "capabilities");
+	if (!caps || cJSON_IsNull(caps))
+		return 0;
+	if (!cJSON_IsObject(caps))
+		return nsg_fail(EINVAL, "%s: process.capabilities is not an object", what);
+	err = check_duplicates(caps, what, false);
+	if (err)
+		return err;
+	st->caps_detach = false;
+	st->have_caps = true;
+	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
+		set = cJSON_GetObjectItemCaseSensitive(caps, sets[i]);
+		if (!set || cJSON_IsNull(set))
+			continue;
+		if (!cJSON_IsArray(set))
+			return nsg_fail(EINVAL, "%s: process.capabilities.%s is not an array", what,
+					sets[i]);
+		cJSON_ArrayForEach(c, set) {
+			if (!cJSON_IsString(c) || !c->valuestring)
+				return nsg_fail(EINVAL, "%s: process.capabilities.%s holds a non-string",
+						what, sets[i]);
+			if (cap_detaches(c->valuestring))
+				st->caps_detach = true;
+		}
+	}
+	return 0;
+}
+
 static int merge_config(struct oci_state *st, const char *buf, size_t len, const char *what)
 {
 	cleanup_cjson cJSON *doc = NULL;
@@ -450,6 +506,9 @@ static int merge_config(struct oci_state *st, const char *buf, size_t len, const
 		if (err)
 			return err;
 	}
+	err = add_capabilities(st, cJSON_GetObjectItemCaseSensitive(doc, "process"), what);
+	if (err)
+		return err;
 	return add_mounts(st, cJSON_GetObjectItemCaseSensitive(doc, "mounts"), what);
 }
 
@@ -468,18 +527,19 @@ int oci_state_merge_bundle_annotations(struct oci_state *st)
 	size_t len = 0;
 	int err = 0;
 
+	/* Without it nsguard cannot tell what the runtime was asked for. */
 	if (!st->bundle || !st->bundle[0])
-		return 0;
+		return nsg_fail(EINVAL, "the state has no bundle, so nsguard cannot read the "
+				"container's config.json; a runtime always passes one");
 	if (asprintf(&path, "%s/config.json", st->bundle) < 0) {
 		path = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
-	}
+	if (fd < 0)
+		return nsg_fail(errno, "cannot read %s (%s): nsguard reads the container's "
+				"annotations and capabilities from it",
+				path, strerror(errno));
 	if (fstat(fd, &sb) < 0)
 		return nsg_fail(errno, "stat %s: %s", path, strerror(errno));
 	if (!S_ISREG(sb.st_mode))

@@ -57,6 +57,10 @@ struct oci_state {
 	struct oci_mount *mounts;
 	size_t n_mounts;
 	char *cgroups_path; /* linux.cgroupsPath; NULL if absent */
+	/* process.capabilities names CAP_SYS_ADMIN or CAP_BPF in any set, or
+	 * says nothing (the runtime then keeps every capability). */
+	bool caps_detach;
+	bool have_caps; /* process.capabilities was there */
 	/* Pod name, namespace, container name (identity.h): the state's
 	 * annotations first, then config.json's; labels only, sanitized. */
 	struct pod_identity identity;
@@ -75,9 +79,11 @@ int oci_state_read_fd(int fd, struct oci_state *out);
 /*
  * Add the nsguard.io/ annotations of <bundle>/config.json that the state does
  * not carry (the state wins key by key), and read its "mounts" (at most
- * OCI_MOUNTS_MAX) and linux.cgroupsPath (have_config tells whether there was
- * a config.json).  A
- * missing config.json is not an error; one over OCI_CONFIG_MAX is (-EFBIG).
+ * OCI_MOUNTS_MAX), linux.cgroupsPath and the capabilities of
+ * process.capabilities (caps_detach).  A state without a bundle, a
+ * config.json that is missing or cannot be read, and one over
+ * OCI_CONFIG_MAX (-EFBIG) are errors: nsguard never guesses what the runtime
+ * was asked for.
  */
 int oci_state_merge_bundle_annotations(struct oci_state *st);
 /* Same, from a config.json document already in memory (for tests and fuzzing). */

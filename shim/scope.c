@@ -8,11 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <sys/vfs.h>
-#include <linux/magic.h>
-
 #include "fileio.h"
 #include "log.h"
+#include "mounts.h"
+#include "nsguard.h"
 #include "scope.h"
 #include "util.h"
 
@@ -87,75 +86,6 @@ int scope_ancestors_closed(const char *cgroup_root, const char *path)
 					"container's cgroup namespace does not fence it in: " SCOPE_ADVICE,
 					dir[0] ? dir : "/", (unsigned int)sb.st_uid,
 					(unsigned int)(sb.st_mode & 0777));
-	}
-	return 0;
-}
-
-/* Whether a cgroup2 file system is mounted at dir or anywhere below it. */
-static int cgroup2_below(const char *mountinfo, const char *dir, bool *found)
-{
-	cleanup_fclose FILE *f = fopen(mountinfo, "re");
-	cleanup_free char *line = NULL;
-	size_t cap = 0, n = strlen(dir);
-
-	*found = false;
-	if (!f)
-		return nsg_fail(errno, "open %s: %s", mountinfo, strerror(errno));
-	/* "36 25 0:30 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw" */
-	while (!*found && getline(&line, &cap, f) > 0) {
-		char mnt[4096];
-		const char *sep = strstr(line, " - ");
-
-		if (!sep || strncmp(sep, " - cgroup2 ", 11) != 0 ||
-		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-			continue;
-		*found = strcmp(dir, "/") == 0 ||
-			 (strncmp(mnt, dir, n) == 0 && (mnt[n] == '/' || mnt[n] == '\0'));
-	}
-	return 0;
-}
-
-int scope_exposing_mount(const struct oci_mount *mounts, size_t n, const char *bundle,
-			 const char *mountinfo, const struct oci_mount **out)
-{
-	*out = NULL;
-	for (size_t i = 0; i < n; i++) {
-		const struct oci_mount *m = &mounts[i];
-		cleanup_free char *joined = NULL, *src = NULL;
-		struct statfs sfs;
-		bool below = false;
-		int err;
-
-		/* A cgroup mount in the container's own cgroup namespace shows
-		 * only its subtree; read-only mounts cannot move anything. */
-		if (m->ro || !m->bind || !m->source)
-			continue;
-		/* The runtime resolves the source on the host, a relative one
-		 * against the bundle, as we do here. */
-		if (m->source[0] != '/' && asprintf(&joined, "%s/%s", bundle ?: ".", m->source) < 0) {
-			joined = NULL;
-			return nsg_fail(ENOMEM, "out of memory");
-		}
-		src = realpath(joined ?: m->source, NULL);
-		/* Gone since the runtime mounted it: what it showed is unknown. */
-		if (!src)
-			return nsg_fail(EPERM,
-					"cannot resolve %.200s, the source of the container's read-write "
-					"mount at %.200s (%s), so cannot tell what it shows",
-					m->source, m->destination, strerror(errno));
-		if (statfs(src, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC) {
-			*out = m;
-			return 0;
-		}
-		if (!m->rbind)
-			continue;
-		err = cgroup2_below(mountinfo, src, &below);
-		if (err)
-			return err;
-		if (below) {
-			*out = m;
-			return 0;
-		}
 	}
 	return 0;
 }
@@ -271,7 +201,7 @@ static int runs_as_host_root(const char *proc_root, pid_t pid, bool *host_root)
  * components, ".." taken back, no trailing '/'.  Absolute stays absolute
  * ("/" for the root); a relative one that climbs out keeps its "..".
  */
-static char *clean_path(const char *path)
+char *scope_clean_path(const char *path)
 {
 	size_t n = strlen(path), len = 0;
 	char *out = malloc(n + 2);
@@ -346,7 +276,7 @@ int scope_in_runtime_cgroup(const char *target, const char *cgroups_path)
 			return nsg_fail(ENOMEM, "out of memory");
 		in = *name && !strchr(want, '/') && has_components(target, want);
 	} else {
-		want = clean_path(cgroups_path);
+		want = scope_clean_path(cgroups_path);
 		if (!want)
 			return nsg_fail(ENOMEM, "out of memory");
 		if (want[0] == '/') {
@@ -370,8 +300,7 @@ int scope_in_runtime_cgroup(const char *target, const char *cgroups_path)
 int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
 		  const char *init_path, char **target_out, const char **how)
 {
-	cleanup_free char *rel = NULL, *root = NULL, *mountinfo = NULL;
-	const struct oci_mount *m = NULL;
+	cleanup_free char *rel = NULL, *root = NULL;
 	bool same_cg = false, same_mnt = false, host_root = false;
 	int err = 0;
 
@@ -426,20 +355,60 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 				"the container shares the host's mount namespace, so it sees the host's "
 				"cgroup hierarchy, and runs as the host's root: its processes could "
 				"move out of the cgroup nsguard would guard; give it a mount namespace");
-	if (asprintf(&mountinfo, "%s/self/mountinfo", proc_root) < 0) {
-		mountinfo = NULL;
-		return nsg_fail(ENOMEM, "out of memory");
-	}
-	err = scope_exposing_mount(st->mounts, st->n_mounts, st->bundle, mountinfo, &m);
+	/* What its mounts show, from the kernel's table: not what config.json asked. */
+	err = mounts_check(proc_root, st->pid, root, st->mounts, st->n_mounts, NSGUARD_RUN_DIR);
 	if (err)
 		return err;
-	if (m)
-		return nsg_fail(EPERM,
-				"the container's mount of %.200s at %.200s shows the host's cgroup "
-				"hierarchy read-write, and it runs as the host's root: its processes "
-				"could move out of the cgroup nsguard would guard; mount it read-only "
-				"or not at all",
-				m->source, m->destination);
 	*target_out = steal_pointer(&root);
 	return 0;
+}
+
+/* The CapBnd line of proc_root/PID/status: the capabilities init can ever hold. */
+static int cap_bounding(const char *proc_root, pid_t pid, unsigned long long *bnd)
+{
+	cleanup_free char *path = NULL, *line = NULL;
+	cleanup_fclose FILE *f = NULL;
+	size_t cap = 0;
+
+	if (asprintf(&path, "%s/%d/status", proc_root, (int)pid) < 0) {
+		path = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	f = fopen(path, "re");
+	if (!f)
+		return nsg_fail(errno == ENOENT ? ESRCH : errno, "open %s: %s", path, strerror(errno));
+	while (getline(&line, &cap, f) > 0)
+		if (sscanf(line, "CapBnd: %llx", bnd) == 1)
+			return 0;
+	return nsg_fail(ESRCH, "%s has no CapBnd line (the process has exited)", path);
+}
+
+#define CAP_SYS_ADMIN_BIT 21
+#define CAP_BPF_BIT 39
+
+int scope_host_caps(const char *proc_root, const struct oci_state *st)
+{
+	unsigned long long bnd = 0;
+	bool same = false;
+	int err = same_ns(proc_root, st->pid, "user", &same);
+
+	/* Capabilities in any other user namespace do not reach bpf(). */
+	if (err || !same)
+		return err;
+	err = cap_bounding(proc_root, st->pid, &bnd);
+	if (err)
+		return err;
+	/*
+	 * The kernel shows what the runtime's init may still hold; the runtime
+	 * drops down to process.capabilities only after the createRuntime
+	 * hooks, and reads the same config.json, read the same way.
+	 */
+	if (!(bnd & (1ULL << CAP_SYS_ADMIN_BIT | 1ULL << CAP_BPF_BIT)) || !st->caps_detach)
+		return 0;
+	return nsg_fail(EPERM,
+			"the container runs in the host's user namespace with CAP_SYS_ADMIN or "
+			"CAP_BPF (config.json process.capabilities%s): it could detach its own "
+			"guard through bpf(); drop both capabilities, give it a user namespace, "
+			"or set host-capabilities = allow in nsguard.conf",
+			st->have_caps ? "" : " is missing, so it keeps them all");
 }

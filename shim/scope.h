@@ -22,8 +22,9 @@
  *   has that only where a cgroup above is delegated: refused if one is.
  *   As the host's root (no user namespace, or one mapping uid 0) it has it
  *   wherever it can see, so it must not see the host's hierarchy: refused
- *   in the host's cgroup or mount namespace, or with a read-write bind
- *   mount of a cgroup2 file system (or an rbind holding one).  nsdelegate
+ *   in the host's cgroup or mount namespace, or when a mount it will reach
+ *   shows a cgroup2 file system outside the guarded cgroup, a bpf file
+ *   system or /run/nsguard read-write (mounts.h).  nsdelegate
  *   is not relied on: any cgroup2 mount made in the host's cgroup
  *   namespace, by any runtime for any container, clears it node-wide.
  * Refusals are -EPERM with one line saying why.  *target_out is a path like
@@ -32,6 +33,15 @@
  */
 int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
 		  const char *init_path, char **target_out, const char **how);
+
+/*
+ * -EPERM (one line) if the init of st runs in the host's user namespace with
+ * CAP_SYS_ADMIN or CAP_BPF in its bounding set and config.json's
+ * process.capabilities keeps either (or is missing): such a container could
+ * detach its own guard or rewrite its policy through bpf().  Never opened by
+ * fail-mode open; host-capabilities = allow skips it.
+ */
+int scope_host_caps(const char *proc_root, const struct oci_state *st);
 
 /*
  * target is the cgroup the runtime made for the container from config.json's
@@ -62,12 +72,9 @@ int scope_maps_host_root(const char *uid_map, bool *mapped);
  */
 int scope_ancestors_closed(const char *cgroup_root, const char *path);
 /*
- * The first read-write bind mount whose source is on cgroup2, or an rbind
- * with a cgroup2 mount at or below its source (per mountinfo); *out NULL if
- * none.  Sources are resolved on this host, a relative one against bundle,
- * as the runtime resolves them; one that no longer resolves is -EPERM.
+ * path cleaned as the runtimes do (Go's filepath.Clean): no empty or "."
+ * components, ".." taken back, no trailing '/'; NULL when out of memory.
  */
-int scope_exposing_mount(const struct oci_mount *mounts, size_t n, const char *bundle,
-			 const char *mountinfo, const struct oci_mount **out);
+char *scope_clean_path(const char *path);
 
 #endif

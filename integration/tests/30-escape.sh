@@ -374,3 +374,49 @@ case_same_id_same_cgroup() {
 	rmdir "$cg"
 }
 ct_hook_case escape/same-id-same-cgroup-refused case_same_id_same_cgroup
+
+# --- what a host-root container's mounts expose is judged from the kernel's
+# mount table (#29 item 2), whatever config.json claims.  Each case's command
+# is the escape itself: if the container starts, the output shows it.
+# docker run -v /sys:/h:ro: `ro` on an rbind reaches the top mount only, so
+# /h/fs/cgroup (the host's whole hierarchy) and /h/fs/bpf stay writable.
+ct_case escape/rbind-ro-sys-refused layout_refused rbind-ro-sys \
+	"*container's mount at */h/fs/cgroup shows cgroup / read-write*" "/h/fs/cgroup/escaped-$S" \
+	--mount '{"destination": "/h", "type": "bind", "source": "/sys", "options": ["rbind", "ro"]}'
+# A writable bpffs: rm /b/nsguard/links/* would unguard every container.
+ct_case escape/bind-bpffs-rw-refused layout_refused bind-bpffs \
+	"*container's mount at */b is a writable bpf file system*" /tmp/x \
+	--mount '{"destination": "/b", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "rw"]}'
+# nsguard's records and lock.
+ct_case escape/bind-run-nsguard-rw-refused layout_refused bind-run \
+	"*container's mount at */r shows /run/nsguard read-write*" /tmp/x \
+	--mount '{"destination": "/r", "type": "bind", "source": "/run/nsguard", "options": ["bind", "rw"]}'
+
+# --- host capabilities (#29 item 3): CAP_SYS_ADMIN or CAP_BPF in the host's
+# user namespace could detach the guard through bpf().  Refused, whatever
+# fail-mode says; the admin may accept it (host-capabilities = allow).
+ct_case escape/host-caps-refused layout_refused host-caps \
+	"*runs in the host's user namespace with CAP_SYS_ADMIN or CAP_BPF*could detach its own guard*" \
+	/tmp/x --hostcaps
+ct_case escape/host-caps-allowed-by-admin escape_case escape-hostcaps "nsg-userns unshare" \
+	"unshare: fail errno=EACCES" --hostcaps --conf "$(ct_conf hostcaps 'host-capabilities = allow')"
+# Every capability in a user namespace of its own reaches no bpf(): guarded.
+ct_case escape/allcaps-userns-guarded escape_case escape-allcaps-userns "nsg-userns unshare" \
+	"unshare: fail errno=EACCES" --hostcaps --userns
+
+# --- a bundle whose config.json has gone by hook time: nsguard cannot tell
+# what the runtime was asked for, so it refuses (never "no mounts").
+case_config_missing() {
+	local id=nocfg-$S cg pid b=$CT_WORK/nocfg-$S
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	mkdir -p "$b" "$cg" || { CT_WHY="mkdir $b $cg"; return 1; }
+	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	ct_hook createRuntime "$(ct_state "$id" "$pid" "$b")" --config "$OPEN_CONF"
+	kill "$pid"
+	want_run "hook, bundle without config.json (fail-mode open)" 1 \
+		"nsguard: container $id: cannot read $b/config.json (No such file or directory)*" || return 1
+	want_eq "no record" "$(ct_status "$id")" missing || return 1
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+	rmdir "$b"
+}
+ct_hook_case escape/config-json-missing-refused case_config_missing

@@ -237,3 +237,51 @@ case_poststop() {
 	want_eq "poststop, malformed state" "$?" 0
 }
 ct_hook_case fail/poststop-never-fails case_poststop
+
+# --- no tenant-sized work under the lock, and no lock wait opened (#29 item
+# 5).  A container with a delegated subtree chooses how many cgroups are below
+# its own: more than 4096 is refused, whatever fail-mode says.
+case_subtree_bound() {
+	local id=subtree-$S cg pid rc=0
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	mkdir -p "$cg" || { CT_WHY="mkdir $cg"; return 1; }
+	# 4097 empty cgroups below the container's, where its init sits.
+	(cd "$cg" && seq -f 'c%g' 1 4097 | xargs mkdir) || { CT_WHY="mkdir below $cg"; return 1; }
+	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$OPEN_CONF"
+	kill "$pid"
+	want_run "hook, 4097 cgroups below (fail-mode open)" 1 \
+		"nsguard: container $id: more than 4096 cgroups below /$CT_CGPARENT/$id: *" || rc=1
+	[ $rc = 1 ] || want_eq "no record" "$(ct_status "$id")" missing || rc=1
+	exited "$pid"
+	(cd "$cg" && seq -f 'c%g' 1 4097 | xargs rmdir) && rmdir "$cg"
+	return $rc
+}
+ct_hook_case fail/subtree-over-bound-open case_subtree_bound
+
+# The lock held past its bound is never opened: another container may hold it.
+case_lock_held_open() {
+	local id=lock-open-$S cg pid holder rc=0
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	mkdir -p /run/nsguard "$cg"
+	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	(
+		exec 9>>/run/nsguard/lock
+		flock 9
+		exec sleep 600
+	) </dev/null >/dev/null 2>&1 &
+	holder=$!
+	for _ in $(seq 50); do
+		flock -n /run/nsguard/lock true || break
+		sleep 0.1
+	done
+	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$OPEN_CONF"
+	kill "$holder" "$pid" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	want_run "hook, lock held (fail-mode open)" 1 \
+		"nsguard: container $id: */run/nsguard/lock has been held by another process for 20 s*" || rc=1
+	exited "$pid"
+	rmdir "$cg"
+	return $rc
+}
+ct_hook_case fail/lock-held-open case_lock_held_open

@@ -146,7 +146,11 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #   --ann KEY=VALUE                    any annotation (repeatable)
 #   --conf FILE                        nsguard --config (default $CT_CONF)
 #   --userns                           own user namespace, 0 -> 100000 (65536)
-#   --allcaps                          every capability in every set
+#   --allcaps                          every capability in every set (but
+#                                      CAP_SYS_ADMIN and CAP_BPF without
+#                                      --userns: nsguard refuses a host-root
+#                                      container that keeps them)
+#   --hostcaps                         every capability, those two included
 #   --no-caps                          no capability in any set
 #   --uid N                            run the process as uid/gid N
 #   --cgroup-rw                        /sys/fs/cgroup rw
@@ -167,7 +171,7 @@ ct_bundle() {
 	shift
 	local conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1 via=''
 	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0 cgns=1 mounts=''
-	local hostname=ct sysfs=1 poststop=1
+	local hostname=ct sysfs=1 poststop=1 allcaps=0
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--mode) anns+=("nsguard.io/userns=$2"); shift 2 ;;
@@ -176,7 +180,8 @@ ct_bundle() {
 		--ann) anns+=("$2"); shift 2 ;;
 		--conf) conf=$2; shift 2 ;;
 		--userns) userns=1; shift ;;
-		--allcaps) caps=("${CT_ALL_CAPS[@]}"); shift ;;
+		--allcaps) caps=("${CT_ALL_CAPS[@]}") allcaps=1; shift ;;
+		--hostcaps) caps=("${CT_ALL_CAPS[@]}"); shift ;;
 		--no-caps) caps=(); shift ;;
 		--hostname) hostname=$2; shift 2 ;;
 		--no-sysfs) sysfs=0; shift ;;
@@ -195,6 +200,11 @@ ct_bundle() {
 		esac
 	done
 	[ $# -gt 0 ] || { echo "ct_bundle: no command" >&2; return 2; }
+	if [ $allcaps = 1 ] && [ $userns = 0 ]; then
+		caps=("${caps[@]/CAP_SYS_ADMIN/}")
+		caps=("${caps[@]/CAP_BPF/}")
+		read -ra caps <<<"${caps[*]}"
+	fi
 	local dir=$CT_WORK/b/$id a annjson='' nsjson capsjson hookjson='' mapjson='' cgopt=ro sysjson=''
 	[ -d "$dir" ] || mkdir -p "$dir"
 	# crun 1.8.1 throws hook output away unless run.oci.hooks.stderr names a
@@ -333,14 +343,21 @@ ct_hook() {
 
 # ct_state ID PID [BUNDLE] [ANNOTATIONS-JSON] [STATUS]: an OCI state
 # document (status default "creating"; no "pid" when PID is empty, no
-# "annotations" when ANNOTATIONS-JSON is "-").
+# "annotations" when ANNOTATIONS-JSON is "-").  A bundle under $CT_WORK/b
+# (the default: $CT_WORK/b/none) without a config.json gets the one a runtime
+# would leave there for a stand-in init: no mounts, no capabilities (nsguard
+# refuses a bundle without one).
 ct_state() {
-	local ann=${4:-} pid='' idj bj sj
+	local ann=${4:-} pid='' idj bj sj b=${3:-$CT_WORK/b/none}
+	if [[ $b == "$CT_WORK/b/"* ]] && [ ! -e "$b/config.json" ]; then
+		mkdir -p "$b" &&
+			echo '{"ociVersion":"1.0.2","process":{"capabilities":{}}}' >"$b/config.json"
+	fi
 	[ -n "$ann" ] || ann='{}'
 	if [ "$ann" = - ]; then ann=''; else ann=,\"annotations\":$ann; fi
 	[ -z "$2" ] || pid=,\"pid\":$2
 	ct_json_str "$1" idj
-	ct_json_str "${3:-$CT_WORK/b/none}" bj
+	ct_json_str "$b" bj
 	ct_json_str "${5:-creating}" sj
 	printf '{"ociVersion":"1.0.2","id":%s,"status":%s%s,"bundle":%s%s}' "$idj" "$sj" "$pid" "$bj" "$ann"
 }

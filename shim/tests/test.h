@@ -107,6 +107,7 @@ void suite_config(void);
 void suite_policy(void);
 void suite_cgroup(void);
 void suite_scope(void);
+void suite_mounts(void);
 void suite_record(void);
 void suite_container(void);
 void suite_fileio(void);

@@ -36,6 +36,22 @@ static void t_shared_cgroups(void)
 	ASSERT_TRUE(!c.shared_cgroups);
 }
 
+static void t_host_caps(void)
+{
+	static const char allow[] = "host-capabilities = allow",
+			  refuse[] = "host-capabilities = refuse", bad[] = "host-capabilities = yes";
+	struct nsguard_config c;
+
+	config_defaults(&c);
+	ASSERT_TRUE(!c.host_caps);
+	ASSERT_OK(config_parse(allow, strlen(allow), "test.conf", &c));
+	ASSERT_TRUE(c.host_caps);
+	ASSERT_OK(config_parse(refuse, strlen(refuse), "test.conf", &c));
+	ASSERT_TRUE(!c.host_caps);
+	ASSERT_ERR(-EINVAL, config_parse(bad, strlen(bad), "test.conf", &c));
+	ASSERT_MSG("test.conf:1: host-capabilities \"yes\" is not refuse or allow");
+}
+
 struct good_row {
 	const char *name, *text;
 	__u32 mode, allowed, depth, err;
@@ -148,7 +164,8 @@ static const struct bad_row bad[] = {
 	{ "shared-cgroups-bogus", "shared-cgroups = yes",
 	  "test.conf:1: shared-cgroups \"yes\" is not refuse or allow" },
 	{ "unknown-key-lists-known", "sharedcgroups = allow", "(known: default-mode, allowed-modes, "
-	  "max-depth, errno, fail-mode, shared-cgroups, max-count, learn-dir, runtime)" },
+	  "max-depth, errno, fail-mode, shared-cgroups, max-count, learn-dir, runtime, "
+	  "host-capabilities)" },
 	{ "max-count-over", "max-count = 1000001",
 	  "test.conf:1: max-count \"1000001\" is not a number in 0..1000000 or unlimited" },
 	{ "max-count-negative", "max-count = -1", "max-count \"-1\"" },
@@ -312,6 +329,7 @@ void suite_config(void)
 
 	TEST_CASE("config", "defaults", t_defaults);
 	TEST_CASE("config", "shared-cgroups", t_shared_cgroups);
+	TEST_CASE("config", "host-capabilities", t_host_caps);
 	TEST_CASE("config", "count-and-learn", t_count_and_learn);
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		snprintf(name, sizeof(name), "parse-valid-%s", good[i].name);

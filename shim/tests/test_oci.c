@@ -484,9 +484,10 @@ static void t_merge_bundle(void)
 	snprintf(path, sizeof(path), "%s/config.json", dir);
 	snprintf(doc, sizeof(doc), "{\"ociVersion\":\"1\",\"id\":\"x\",\"bundle\":\"%s\"}", dir);
 
-	/* Missing config.json: fine, nothing merged. */
+	/* Missing config.json: refused, nothing is guessed. */
 	ASSERT_OK(oci_state_parse(doc, strlen(doc), &st));
-	ASSERT_OK(oci_state_merge_bundle_annotations(&st));
+	ASSERT_ERR(-ENOENT, oci_state_merge_bundle_annotations(&st));
+	ASSERT_MSG("config.json (No such file or directory): nsguard reads");
 	ASSERT_EQ(0, st.n_annotations);
 
 	ASSERT_OK(write_file(path, "{\"annotations\":{\"nsguard.io/userns\":\"audit\"}}"));
@@ -549,8 +550,53 @@ static void t_merge_no_bundle(void)
 	struct oci_state st;
 
 	ASSERT_OK(oci_state_parse(doc, strlen(doc), &st));
-	ASSERT_OK(oci_state_merge_bundle_annotations(&st));
+	ASSERT_ERR(-EINVAL, oci_state_merge_bundle_annotations(&st));
+	ASSERT_MSG("the state has no bundle");
 	oci_state_free(&st);
+}
+
+/* process.capabilities: does any set keep CAP_SYS_ADMIN or CAP_BPF? */
+static const struct {
+	const char *doc;
+	bool detach, have;
+} caps_rows[] = {
+	{ "{}", true, false },
+	{ "{\"process\":{}}", true, false },
+	{ "{\"process\":{\"capabilities\":null}}", true, false },
+	{ "{\"process\":{\"capabilities\":{}}}", false, true },
+	{ "{\"process\":{\"capabilities\":{\"bounding\":[\"CAP_CHOWN\",\"CAP_KILL\"]}}}", false, true },
+	{ "{\"process\":{\"capabilities\":{\"bounding\":[\"CAP_SYS_ADMIN\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"ambient\":[\"CAP_BPF\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"effective\":[\"sys_admin\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"permitted\":[\"cap_bpf\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"inheritable\":[\"CAP_SYS_ADMINX\"]}}}", false, true },
+};
+
+static void caps_row(size_t i)
+{
+	struct oci_state st = { 0 };
+
+	ASSERT_OK(oci_state_merge_config(&st, caps_rows[i].doc, strlen(caps_rows[i].doc)));
+	ASSERT_EQ(caps_rows[i].detach, st.caps_detach);
+	ASSERT_EQ(caps_rows[i].have, st.have_caps);
+	oci_state_free(&st);
+}
+
+static void t_caps_bad(void)
+{
+	static const char *const docs[] = {
+		"{\"process\":[]}",
+		"{\"process\":{\"capabilities\":[]}}",
+		"{\"process\":{\"capabilities\":{\"bounding\":\"CAP_BPF\"}}}",
+		"{\"process\":{\"capabilities\":{\"bounding\":[1]}}}",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(docs); i++) {
+		struct oci_state st = { 0 };
+
+		ASSERT_ERR(-EINVAL, oci_state_merge_config(&st, docs[i], strlen(docs[i])));
+		oci_state_free(&st);
+	}
 }
 
 void suite_oci(void)
@@ -588,4 +634,9 @@ void suite_oci(void)
 	TEST_CASE("oci", "merge-bundle-file", t_merge_bundle);
 	TEST_CASE("oci", "merge-bundle-size-bound", t_merge_bundle_size);
 	TEST_CASE("oci", "merge-no-bundle", t_merge_no_bundle);
+	for (i = 0; i < ARRAY_SIZE(caps_rows); i++) {
+		snprintf(name, sizeof(name), "merge-capabilities-%zu", i);
+		TEST_CASE("oci", name, caps_row, i);
+	}
+	TEST_CASE("oci", "merge-capabilities-malformed", t_caps_bad);
 }

@@ -54,56 +54,6 @@ static int write_tmp(char *path, const char *text)
 	return close(fd) ? -errno : 0;
 }
 
-static void t_exposing_mount(void)
-{
-	char dir[] = "/tmp/nsguard-test-mnt.XXXXXX", mi[] = "/tmp/nsguard-test-mi.XXXXXX";
-	char text[1024], sub[300], cg[300];
-	struct oci_mount m[3] = { 0 };
-	const struct oci_mount *got = NULL;
-	struct statfs sfs;
-
-	ASSERT_TRUE(mkdtemp(dir) != NULL);
-	snprintf(sub, sizeof(sub), "%s/sys", dir);
-	snprintf(cg, sizeof(cg), "%s/sys/fs/cgroup", dir);
-	ASSERT_EQ(0, mkdir(sub, 0755));
-	/* mountinfo says a cgroup2 file system sits below dir/sys. */
-	snprintf(text, sizeof(text),
-		 "22 1 0:20 / %s rw - sysfs sysfs rw\n30 22 0:26 / %s rw - cgroup2 cgroup2 rw\n", sub,
-		 cg);
-	ASSERT_OK(write_tmp(mi, text));
-	m[0] = (struct oci_mount){ .destination = "/a", .source = "proc", .type = "proc" };
-	m[1] = (struct oci_mount){ .destination = "/b", .source = sub, .bind = true };
-	m[2] = (struct oci_mount){ .destination = "/c", .source = sub, .bind = true, .rbind = true };
-	/* A plain bind does not take the submount along; an rbind does. */
-	ASSERT_OK(scope_exposing_mount(m, 2, "/nonexistent", mi, &got));
-	ASSERT_TRUE(got == NULL);
-	ASSERT_OK(scope_exposing_mount(m, 3, "/nonexistent", mi, &got));
-	ASSERT_TRUE(got == &m[2]);
-	/* Read-only, it cannot move anything. */
-	m[2].ro = true;
-	ASSERT_OK(scope_exposing_mount(m, 3, "/nonexistent", mi, &got));
-	ASSERT_TRUE(got == NULL);
-	/* A relative source is the bundle's. */
-	m[2] = (struct oci_mount){ .destination = "/c", .source = "sys", .bind = true, .rbind = true };
-	ASSERT_OK(scope_exposing_mount(m, 3, dir, mi, &got));
-	ASSERT_TRUE(got == &m[2]);
-	/* A read-write source that no longer resolves shows what it showed. */
-	m[2] = (struct oci_mount){ .destination = "/c", .source = "/nonexistent", .bind = true };
-	ASSERT_ERR(-EPERM, scope_exposing_mount(m, 3, "/nonexistent", mi, &got));
-	ASSERT_MSG("cannot resolve /nonexistent, the source of the container's read-write mount at /c");
-	unlink(mi);
-	rmdir(sub);
-	rmdir(dir);
-	/* A bind of a cgroup2 directory itself, where this host has one. */
-	if (statfs(CGROUP_ROOT, &sfs) < 0 || sfs.f_type != 0x63677270) {
-		test_skip("no cgroup2 at " CGROUP_ROOT " to bind");
-		return;
-	}
-	m[0] = (struct oci_mount){ .destination = "/x", .source = CGROUP_ROOT, .bind = true };
-	ASSERT_OK(scope_exposing_mount(m, 1, "/nonexistent", "/nonexistent", &got));
-	ASSERT_TRUE(got == &m[0]);
-}
-
 static void map_case(const char *text, bool want)
 {
 	char p[] = "/tmp/nsguard-test-map.XXXXXX";
@@ -269,7 +219,6 @@ void suite_scope(void)
 			 runtime_rows[i].err ? "refused" : "ok");
 		TEST_CASE("scope", name, runtime_row, i);
 	}
-	TEST_CASE("scope", "exposing-mounts", t_exposing_mount);
 	TEST_CASE("scope", "uid-map-host-root", t_maps_host_root);
 	TEST_CASE("scope", "ancestors-delegated", t_ancestors);
 	TEST_CASE("scope", "sole-check-through-init-path", t_sole_through);

@@ -113,7 +113,7 @@ static const struct {
 	void (*fn)(void);
 } suites[] = {
 	{ "log", suite_log },	    { "oci", suite_oci },	{ "config", suite_config },
-	{ "policy", suite_policy }, { "cgroup", suite_cgroup }, { "scope", suite_scope },
+	{ "policy", suite_policy }, { "cgroup", suite_cgroup }, { "scope", suite_scope }, { "mounts", suite_mounts },
 	{ "record", suite_record },
 	{ "container", suite_container },
 	{ "fileio", suite_fileio },

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* What a host-root container's mounts expose: mountinfo tables, no namespaces. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mounts.h"
+#include "test.h"
+#include "util.h"
+
+/* The runtime's namespace: the host's mounts. */
+static const char ours[] = "1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+			   "20 1 0:20 / /sys rw shared:2 - sysfs sysfs rw\n"
+			   "21 20 0:26 / /sys/fs/cgroup rw shared:3 - cgroup2 cgroup2 rw\n"
+			   "22 20 0:30 / /sys/fs/bpf rw shared:4 - bpf bpf rw,mode=700\n"
+			   "23 1 0:40 / /run rw shared:5 - tmpfs tmpfs rw\n";
+
+/* The container's copy of them, the rootfs bound onto itself, its own mounts. */
+#define COPIES                                                            \
+	"101 100 8:1 / / rw master:1 - ext4 /dev/vda rw\n"                \
+	"102 101 0:20 / /sys rw - sysfs sysfs rw\n"                       \
+	"103 102 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"         \
+	"104 102 0:30 / /sys/fs/bpf rw - bpf bpf rw,mode=700\n"           \
+	"105 101 0:40 / /run rw - tmpfs tmpfs rw\n"
+#define ROOTFS                                                                \
+	"110 101 8:1 /ct/rootfs /ct/rootfs rw - ext4 /dev/vda rw\n"           \
+	"111 110 0:50 / /ct/rootfs/proc rw - proc proc rw\n"                  \
+	"112 110 0:26 /nsg/c1 /ct/rootfs/sys/fs/cgroup ro - cgroup2 cgroup2 rw\n"
+/* docker run -v /sys:/h:ro: runc and crun make only the top mount read-only. */
+#define RBIND_RO_TOP                                                       \
+	"120 110 0:20 / /ct/rootfs/h ro - sysfs sysfs rw\n"                \
+	"121 120 0:26 / /ct/rootfs/h/fs/cgroup rw - cgroup2 cgroup2 rw\n" \
+	"122 120 0:30 / /ct/rootfs/h/fs/bpf rw - bpf bpf rw\n"
+
+static const struct oci_mount cfg_b_ro[] = { { .destination = "/b", .ro = true } };
+static const struct oci_mount cfg_b_rw[] = { { .destination = "/b", .ro = false } };
+static const struct oci_mount cfg_space_ro[] = { { .destination = "/a b/./", .ro = true } };
+static const struct oci_mount cfg_h_ro[] = { { .destination = "/h", .ro = true } };
+
+static const struct {
+	const char *name, *theirs;
+	const struct oci_mount *cfg;
+	int err; /* 0: accepted */
+	const char *msg;
+} rows[] = {
+	/* The host's own mounts are left behind by pivot_root: not judged. */
+	{ "plain", COPIES ROOTFS, NULL, 0, NULL },
+	{ "rbind-ro-top-only", COPIES ROOTFS RBIND_RO_TOP, cfg_h_ro, -EPERM,
+	  "mount at /ct/rootfs/h/fs/cgroup shows cgroup / read-write, above or beside the "
+	  "guarded /nsg/c1" },
+	{ "rbind-ro-top-only-bpf",
+	  COPIES ROOTFS "120 110 0:20 / /ct/rootfs/h ro - sysfs sysfs rw\n"
+			"121 120 0:26 / /ct/rootfs/h/fs/cgroup ro - cgroup2 cgroup2 rw\n"
+			"122 120 0:30 / /ct/rootfs/h/fs/bpf rw - bpf bpf rw\n",
+	  cfg_h_ro, -EPERM, "mount at /ct/rootfs/h/fs/bpf is a writable bpf file system" },
+	{ "rbind-each-submount-ro",
+	  COPIES ROOTFS "120 110 0:20 / /ct/rootfs/h ro - sysfs sysfs rw\n"
+			"121 120 0:26 / /ct/rootfs/h/fs/cgroup ro - cgroup2 cgroup2 rw\n"
+			"122 120 0:30 / /ct/rootfs/h/fs/bpf ro - bpf bpf rw\n",
+	  NULL, 0, NULL },
+	/* A read-only super block is read-only whatever the mount says. */
+	{ "bpf-super-ro", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf ro\n", NULL, 0,
+	  NULL },
+	{ "bind-bpffs-rw", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n", NULL,
+	  -EPERM, "mount at /ct/rootfs/b is a writable bpf file system" },
+	{ "bind-bpffs-subdir-rw",
+	  COPIES ROOTFS "130 110 0:30 /nsguard/links /ct/rootfs/b rw - bpf bpf rw\n", NULL, -EPERM,
+	  "writable bpf file system" },
+	/* crun makes `ro` read-only after the hook: the top mount at a destination only. */
+	{ "crun-ro-later", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n",
+	  cfg_b_ro, 0, NULL },
+	{ "crun-rw", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n", cfg_b_rw,
+	  -EPERM, "writable bpf file system" },
+	{ "crun-ro-covered",
+	  COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n"
+			"131 130 0:60 / /ct/rootfs/b rw - tmpfs tmpfs rw\n",
+	  cfg_b_ro, -EPERM, "mount at /ct/rootfs/b is a writable bpf file system" },
+	{ "crun-ro-submount",
+	  COPIES ROOTFS "130 110 0:20 / /ct/rootfs/b rw - sysfs sysfs rw\n"
+			"131 130 0:30 / /ct/rootfs/b/fs/bpf rw - bpf bpf rw\n",
+	  cfg_b_ro, -EPERM, "mount at /ct/rootfs/b/fs/bpf is a writable bpf file system" },
+	{ "crun-ro-mangled", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/a\\040b rw - bpf bpf rw\n",
+	  cfg_space_ro, 0, NULL },
+	/* cgroup2: its own subtree only. */
+	{ "cgroup-own-subtree-rw",
+	  COPIES ROOTFS "130 110 0:26 /nsg/c1/sub /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL, 0,
+	  NULL },
+	{ "cgroup-parent-rw",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL, -EPERM,
+	  "shows cgroup /nsg read-write" },
+	{ "cgroup-sibling-rw",
+	  COPIES ROOTFS "130 110 0:26 /nsg/c10 /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL,
+	  -EPERM, "shows cgroup /nsg/c10 read-write" },
+	/* /run/nsguard, from above, itself or below. */
+	{ "run-rw", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r rw - tmpfs tmpfs rw\n", NULL,
+	  -EPERM, "shows /run/nsguard read-write" },
+	{ "run-nsguard-below-rw",
+	  COPIES ROOTFS "130 110 0:40 /nsguard/containers /ct/rootfs/r rw - tmpfs tmpfs rw\n",
+	  NULL, -EPERM, "shows /run/nsguard read-write" },
+	{ "run-other-rw", COPIES ROOTFS "130 110 0:40 /other /ct/rootfs/r rw - tmpfs tmpfs rw\n",
+	  NULL, 0, NULL },
+	{ "run-ro", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r ro - tmpfs tmpfs rw\n", NULL, 0,
+	  NULL },
+	/* A rootfs of "/": the runtime's bind of / onto itself keeps every host mount. */
+	{ "rootfs-slash", COPIES "110 101 8:1 / / rw - ext4 /dev/vda rw\n", NULL, -EPERM,
+	  "mount at /sys/fs/cgroup shows cgroup / read-write" },
+	/* After pivot_root nothing is the host's: all judged. */
+	{ "pivoted",
+	  "200 199 8:1 /ct/rootfs / rw - ext4 /dev/vda rw\n"
+	  "201 200 0:30 / /b rw - bpf bpf rw\n",
+	  NULL, -EPERM, "mount at /b is a writable bpf file system" },
+	{ "unreadable", "12 1 0:20\n", NULL, -EINVAL, "a line nsguard cannot read" },
+};
+
+static void row(size_t i)
+{
+	char a[] = "/tmp/nsguard-test-theirs.XXXXXX", b[] = "/tmp/nsguard-test-ours.XXXXXX";
+	size_t n_cfg = rows[i].cfg ? 1 : 0;
+	int fa = mkstemp(a), fb = mkstemp(b), err;
+
+	ASSERT_TRUE(fa >= 0 && fb >= 0);
+	ASSERT_TRUE(write(fa, rows[i].theirs, strlen(rows[i].theirs)) > 0);
+	ASSERT_TRUE(write(fb, ours, strlen(ours)) > 0);
+	close(fa);
+	close(fb);
+	err = mounts_check_files(a, b, "/nsg/c1", rows[i].cfg, n_cfg, "/run/nsguard");
+	unlink(a);
+	unlink(b);
+	ASSERT_EQ(rows[i].err, err);
+	if (rows[i].msg)
+		ASSERT_MSG(rows[i].msg);
+}
+
+static void t_gone(void)
+{
+	ASSERT_ERR(-ESRCH, mounts_check("/nonexistent", 42, "/nsg/c1", NULL, 0, "/run/nsguard"));
+	ASSERT_MSG("cannot read /nonexistent/42/mountinfo");
+}
+
+void suite_mounts(void)
+{
+	char name[128];
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		snprintf(name, sizeof(name), "%s-%s", rows[i].name, rows[i].err ? "refused" : "ok");
+		TEST_CASE("mounts", name, row, i);
+	}
+	TEST_CASE("mounts", "mountinfo-gone", t_gone);
+}
