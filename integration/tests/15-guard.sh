@@ -407,7 +407,7 @@ gcase attach-reads-no-record c_attach_reads_no_record
 sh -c 'echo $$ >"$0/cgroup.procs" && exec unshare -C -m sleep 60' "$T/hookcg" &
 victim=$!
 sleep 0.3
-state=$(ct_state hooked "$victim" /nonexistent '{"nsguard.io/userns":"deny","nsguard.io/userns.errno":"ENOSPC"}' created)
+state=$(ct_state hooked "$victim" "$CT_WORK/b/none" '{"nsguard.io/userns":"deny","nsguard.io/userns.errno":"ENOSPC"}' created)
 # hook STAGE STATE [nsguard args...]: the hook by hand; false with CT_WHY on failure.
 hook() {
 	local stage=$1 st=$2 rc
@@ -436,7 +436,7 @@ expect_userns hook-poststop-restores ok hookcg
 gcase hook-poststop-unknown hook poststop "$(ct_state never-seen '' /nonexistent - stopped)"
 c_bad_annotation() {
 	local rc
-	ct_state typo "$victim" /nonexistent '{"nsguard.io/usrns":"allow"}' created | "$NSG" hook createRuntime 2>/dev/null
+	ct_state typo "$victim" "$CT_WORK/b/none" '{"nsguard.io/usrns":"allow"}' created | "$NSG" hook createRuntime 2>/dev/null
 	rc=$?
 	[ "$rc" = 1 ] || fails "exit $rc, wanted 1"
 }
@@ -445,7 +445,7 @@ gcase hook-bad-annotation c_bad_annotation
 # container sits is the bundle's choice (cgroupsPath "/"), so fail-mode open
 # does not open it (50-failure.sh's open-pid-exited shows what it does open).
 echo 'fail-mode = open' >/tmp/open.conf
-rootstate=$(ct_state rooted $$ /nonexistent - created)
+rootstate=$(ct_state rooted $$ "$CT_WORK/b/none" - created)
 # refused PATTERN [nsguard args...]: createRuntime of rootstate fails with
 # one line, matching the grep PATTERN.
 refused() {
