@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "identity.h"
+
 #define NSGUARD_LEARN_DIR "/var/lib/nsguard/learn"
 
 struct nsguard_config {
@@ -22,6 +24,8 @@ struct nsguard_config {
 	bool fail_open; /* fail-mode: open warns and lets the container start */
 	bool shared_cgroups; /* shared-cgroups = allow: guard a cgroup that holds
 			      * other processes too (restricting them) */
+	/* identity-source: the only annotation family that names a pod */
+	enum identity_source identity_source;
 	/* Where the values came from, for messages: the config path, or
 	 * "built-in defaults".  Filled by config_defaults/config_parse/config_load. */
 	char origin[4096];
@@ -40,12 +44,14 @@ typedef void (*config_error_fn)(unsigned line, const char *msg, void *data);
 
 /* Built-in defaults: deny; annotations may ask for deny, audit or allow (not
  * learn); depth up to NSGUARD_MAX_DEPTH; no count limit; EPERM; fail-mode
- * closed; shared-cgroups refuse; learn-dir NSGUARD_LEARN_DIR. */
+ * closed; shared-cgroups refuse; learn-dir NSGUARD_LEARN_DIR;
+ * identity-source containerd. */
 void config_defaults(struct nsguard_config *cfg);
 /*
  * "key = value" lines, '#' comments, blank lines.  Keys: default-mode,
  * allowed-modes (comma/space list), max-depth, errno, fail-mode,
- * shared-cgroups, max-count, learn-dir (an absolute path).  Unknown
+ * shared-cgroups, max-count, learn-dir (an absolute path), runtime,
+ * identity-source (containerd, cri-o or none).  Unknown
  * keys, bad values, duplicates and a default-mode outside allowed-modes are
  * errors naming origin:line.  Returns 0 or -EINVAL.
  */

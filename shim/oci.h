@@ -57,9 +57,10 @@ struct oci_state {
 	struct oci_mount *mounts;
 	size_t n_mounts;
 	char *cgroups_path; /* linux.cgroupsPath; NULL if absent */
-	/* Pod name, namespace, container name (identity.h): the state's
-	 * annotations first, then config.json's; labels only, sanitized. */
-	struct pod_identity identity;
+	/* Pod name, namespace, container name (identity.h) by key family
+	 * (identity_pick chooses one): the state's annotations first, then
+	 * config.json's; labels only, sanitized. */
+	struct pod_identity identity[IDENT_SRC_NONE];
 };
 
 /*
