@@ -61,6 +61,16 @@ run "$NSGUARD" check --config "$t/missing.conf"
 ok check-config-missing "want exit 1 naming the file" eval '[ "$rc" = 1 ] && has "open config $t/missing.conf"'
 run "$NSGUARD" check --config "$t/missing.conf" --json
 ok check-config-missing-json "want exists:false" eval '[ "$rc" = 1 ] && jqt ".config.exists == false and .config.valid == false"'
+# identity-source: one of three words, checked like every key.
+printf 'identity-source = crio\n' >"$t/ident-bad.conf"
+printf 'identity-source = cri-o\n' >"$t/ident-good.conf"
+chmod 644 "$t"/ident-*.conf
+run "$NSGUARD" check --config "$t/ident-bad.conf"
+ok check-config-identity-source-bad "want exit 1 naming the line" eval \
+	'[ "$rc" = 1 ] && has "$t/ident-bad.conf:1: identity-source \"crio\" is not containerd, cri-o or none"'
+run "$NSGUARD" check --config "$t/ident-good.conf"
+ok check-config-identity-source-good "want exit 0" eval '[ "$rc" = 0 ]'
+
 run "$NSGUARD" check --config "$t/example.conf"
 ok check-config-example "the shipped example must be valid" eval '[ "$rc" = 0 ]'
 
