@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Learn mode: a container's usage -> the annotations it needs (learn.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fileio.h"
 #include "json.h"
@@ -15,7 +18,7 @@
 
 #define SUGGESTION_MAX 4096
 
-int learn_suggest(const char *id, const struct nsguard_usage *used, char **text)
+int learn_suggest(const struct nsguard_record *rec, const struct nsguard_usage *used, char **text)
 {
 	cleanup_cjson cJSON *doc = cJSON_CreateObject();
 	cJSON *ann = NULL;
@@ -25,7 +28,11 @@ int learn_suggest(const char *id, const struct nsguard_usage *used, char **text)
 	*text = NULL;
 	snprintf(depth, sizeof(depth), "%u", policy_deepest(used->depths));
 	snprintf(count, sizeof(count), "%u", used->created);
-	if (doc && cJSON_AddStringToObject(doc, "id", id) &&
+	/* Which instance it was: the record's cgroup id, init pid and start time. */
+	if (doc && cJSON_AddStringToObject(doc, "id", rec->id) &&
+	    cJSON_AddNumberToObject(doc, "cgroup_id", (double)rec->cgroup_id) &&
+	    (!rec->pid || (cJSON_AddNumberToObject(doc, "pid", rec->pid) &&
+			   cJSON_AddNumberToObject(doc, "start_time", (double)rec->start_time))) &&
 	    cJSON_AddNumberToObject(doc, "created", used->created) &&
 	    cJSON_AddNumberToObject(doc, "deepest", policy_deepest(used->depths)) &&
 	    (ann = cJSON_AddObjectToObject(doc, "annotations")) &&
@@ -36,27 +43,19 @@ int learn_suggest(const char *id, const struct nsguard_usage *used, char **text)
 	return *text ? 0 : nsg_fail(ENOMEM, "out of memory");
 }
 
-static int file_of(const char *dir, const char *id, char **path)
+int learn_write(const char *dir, const struct nsguard_record *rec,
+		const struct nsguard_usage *used)
 {
-	/* The id names a file in the admin's directory: no '/', no leading '.'. */
-	if (!oci_id_valid(id))
-		return nsg_fail(EINVAL, "invalid container id \"%.64s\"", id);
-	if (asprintf(path, "%s/%s.json", dir, id) < 0) {
-		*path = NULL;
-		return nsg_fail(ENOMEM, "out of memory");
-	}
-	return 0;
-}
-
-int learn_write(const char *dir, const char *id, const struct nsguard_usage *used)
-{
-	cleanup_free char *text = NULL, *path = NULL, *name = NULL;
+	cleanup_free char *text = NULL, *name = NULL;
 	int err = 0;
 
-	err = file_of(dir, id, &path) ?: learn_suggest(id, used, &text);
+	/* The id names a file in the admin's directory: no '/', no leading '.'. */
+	if (!oci_id_valid(rec->id))
+		return nsg_fail(EINVAL, "invalid container id \"%.64s\"", rec->id);
+	err = learn_suggest(rec, used, &text);
 	if (err)
 		return err;
-	if (asprintf(&name, "%s.json", id) < 0) {
+	if (asprintf(&name, "%s@%llu.json", rec->id, (unsigned long long)rec->cgroup_id) < 0) {
 		name = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
@@ -64,26 +63,159 @@ int learn_write(const char *dir, const char *id, const struct nsguard_usage *use
 	return write_file_atomic(dir, name, text, 0755, 0644);
 }
 
-int learn_read(const char *dir, const char *id, char **text)
+/*
+ * Whether name is a suggestion file of id: <id>@<decimal cgroup id>.json,
+ * or <id>.json as nsguard wrote it before there was one file per instance.
+ */
+static bool name_of_id(const char *name, const char *id, __u64 *cgroup_id)
 {
-	cleanup_free char *path = NULL;
-	cleanup_close int fd = -1;
+	size_t n = strlen(id);
+	const char *p = name + n, *end;
+	unsigned long long v = 0;
+
+	*cgroup_id = 0;
+	if (strncmp(name, id, n) != 0)
+		return false;
+	if (strcmp(p, ".json") == 0)
+		return true;
+	if (*p++ != '@' || *p < '0' || *p > '9')
+		return false;
+	for (end = p; *end >= '0' && *end <= '9'; end++) {
+		if (v > (~0ull - 9) / 10)
+			return false;
+		v = v * 10 + (unsigned)(*end - '0');
+	}
+	if (strcmp(end, ".json") != 0)
+		return false;
+	*cgroup_id = v;
+	return true;
+}
+
+static int newest_first(const void *pa, const void *pb)
+{
+	const struct learn_found *a = pa, *b = pb;
+
+	if (a->mtime.tv_sec != b->mtime.tv_sec)
+		return a->mtime.tv_sec > b->mtime.tv_sec ? -1 : 1;
+	if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+		return a->mtime.tv_nsec > b->mtime.tv_nsec ? -1 : 1;
+	if (a->cgroup_id != b->cgroup_id)
+		return a->cgroup_id > b->cgroup_id ? -1 : 1;
+	return 0;
+}
+
+/* One suggestion file into f (a regular file, never followed). */
+static int read_one(int dfd, const char *dir, const char *name, __u64 cgroup_id,
+		    struct learn_found *f)
+{
+	cleanup_close int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
 	size_t len = 0;
 	int err = 0;
 
+	memset(f, 0, sizeof(*f));
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return nsg_fail(errno, "open %s/%s: %s", dir, name, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return nsg_fail(EINVAL, "%s/%s is not a regular file: remove it", dir, name);
+	err = read_capped(fd, SUGGESTION_MAX, &f->text, &len);
+	if (err)
+		return nsg_fail(-err, "read %s/%s: %s", dir, name, strerror(-err));
+	f->name = strdup(name);
+	if (!f->name) {
+		free(f->text);
+		f->text = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	f->cgroup_id = cgroup_id;
+	f->mtime = st.st_mtim;
+	return 0;
+}
+
+void learn_found_free(struct learn_found *found, size_t n)
+{
+	for (size_t i = 0; found && i < n; i++) {
+		free(found[i].text);
+		free(found[i].name);
+	}
+	free(found);
+}
+
+int learn_read_all(const char *dir, const char *id, struct learn_found **out, size_t *n_out)
+{
+	struct learn_found *found = NULL, *more;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	__u64 cgid = 0;
+	DIR *d = NULL;
+	int err = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!oci_id_valid(id))
+		return nsg_fail(EINVAL, "invalid container id \"%.64s\"", id);
+	d = opendir(dir);
+	if (!d && errno != ENOENT)
+		return nsg_fail(errno, "open %s: %s", dir, strerror(errno));
+	while (d && (errno = 0, de = readdir(d))) {
+		if (!name_of_id(de->d_name, id, &cgid))
+			continue;
+		if (n == LEARN_INSTANCES_MAX) {
+			err = nsg_fail(E2BIG,
+				       "more than %d suggestions for %s in %s: remove the old ones "
+				       "(%s/%s@*.json)",
+				       LEARN_INSTANCES_MAX, id, dir, dir, id);
+			break;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 4;
+			more = realloc(found, cap * sizeof(*found));
+			if (!more) {
+				err = nsg_fail(ENOMEM, "out of memory");
+				break;
+			}
+			found = more;
+		}
+		err = read_one(dirfd(d), dir, de->d_name, cgid, &found[n]);
+		if (err == -ENOENT) {
+			/* Replaced or removed since readdir: not there any more. */
+			nsg_clear_error();
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		n++;
+	}
+	if (!err && d && errno)
+		err = nsg_fail(errno, "read %s: %s", dir, strerror(errno));
+	if (d)
+		closedir(d);
+	if (!err && n == 0)
+		err = nsg_fail(ENOENT, "no suggestion for %s in %s (was it run with %s=learn, "
+				       "and has it stopped?)",
+			       id, dir, ANNOTATION_MODE);
+	if (err) {
+		learn_found_free(found, n);
+		return err;
+	}
+	qsort(found, n, sizeof(*found), newest_first);
+	*out = found;
+	*n_out = n;
+	return 0;
+}
+
+int learn_read(const char *dir, const char *id, char **text)
+{
+	struct learn_found *found = NULL;
+	size_t n = 0;
+	int err = learn_read_all(dir, id, &found, &n);
+
 	*text = NULL;
-	err = file_of(dir, id, &path);
 	if (err)
 		return err;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT)
-		return nsg_fail(ENOENT, "no suggestion for %s in %s (was it run with %s=learn, "
-					"and has it stopped?)",
-				id, dir, ANNOTATION_MODE);
-	if (fd < 0)
-		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
-	err = read_capped(fd, SUGGESTION_MAX, text, &len);
-	if (err)
-		return nsg_fail(-err, "read %s: %s", path, strerror(-err));
+	*text = found[0].text;
+	found[0].text = NULL;
+	learn_found_free(found, n);
 	return 0;
 }
