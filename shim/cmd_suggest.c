@@ -37,7 +37,7 @@ static int suggest_ended(const char *dir, const char *id, bool all, bool live_sh
 {
 	struct learn_found *found = NULL;
 	size_t n = 0;
-	int err = learn_read_all(dir, id, &found, &n);
+	int err = learn_list(dir, id, &found, &n);
 
 	if (err == -ENOENT && live_shown) {
 		nsg_clear_error();
@@ -45,8 +45,19 @@ static int suggest_ended(const char *dir, const char *id, bool all, bool live_sh
 	}
 	if (err)
 		return err;
-	for (size_t i = 0; i < (all ? n : 1); i++)
+	for (size_t i = 0; i < (all ? n : 1); i++) {
+		err = learn_load(dir, &found[i]);
+		if (err)
+			break;
 		print_line(found[i].text);
+		/* --all may print many: keep one in memory at a time. */
+		free(found[i].text);
+		found[i].text = NULL;
+	}
+	if (err) {
+		learn_found_free(found, n);
+		return err;
+	}
 	if (!all && n > 1)
 		nsg_warn("note: %zu containers named %s have ended in learn mode, each with its "
 			 "own suggestion in %s; this is the newest (%s); `nsguard suggest --all "

@@ -101,35 +101,7 @@ static int newest_first(const void *pa, const void *pb)
 		return a->mtime.tv_nsec > b->mtime.tv_nsec ? -1 : 1;
 	if (a->cgroup_id != b->cgroup_id)
 		return a->cgroup_id > b->cgroup_id ? -1 : 1;
-	return 0;
-}
-
-/* One suggestion file into f (a regular file, never followed). */
-static int read_one(int dfd, const char *dir, const char *name, __u64 cgroup_id,
-		    struct learn_found *f)
-{
-	cleanup_close int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	struct stat st;
-	size_t len = 0;
-	int err = 0;
-
-	memset(f, 0, sizeof(*f));
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return nsg_fail(errno, "open %s/%s: %s", dir, name, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return nsg_fail(EINVAL, "%s/%s is not a regular file: remove it", dir, name);
-	err = read_capped(fd, SUGGESTION_MAX, &f->text, &len);
-	if (err)
-		return nsg_fail(-err, "read %s/%s: %s", dir, name, strerror(-err));
-	f->name = strdup(name);
-	if (!f->name) {
-		free(f->text);
-		f->text = NULL;
-		return nsg_fail(ENOMEM, "out of memory");
-	}
-	f->cgroup_id = cgroup_id;
-	f->mtime = st.st_mtim;
-	return 0;
+	return strcmp(a->name, b->name);
 }
 
 void learn_found_free(struct learn_found *found, size_t n)
@@ -141,11 +113,12 @@ void learn_found_free(struct learn_found *found, size_t n)
 	free(found);
 }
 
-int learn_read_all(const char *dir, const char *id, struct learn_found **out, size_t *n_out)
+int learn_list(const char *dir, const char *id, struct learn_found **out, size_t *n_out)
 {
 	struct learn_found *found = NULL, *more;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
+	struct stat st;
 	__u64 cgid = 0;
 	DIR *d = NULL;
 	int err = 0;
@@ -160,11 +133,10 @@ int learn_read_all(const char *dir, const char *id, struct learn_found **out, si
 	while (d && (errno = 0, de = readdir(d))) {
 		if (!name_of_id(de->d_name, id, &cgid))
 			continue;
-		if (n == LEARN_INSTANCES_MAX) {
-			err = nsg_fail(E2BIG,
-				       "more than %d suggestions for %s in %s: remove the old ones "
-				       "(%s/%s@*.json)",
-				       LEARN_INSTANCES_MAX, id, dir, dir, id);
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT) /* replaced or removed since readdir */
+				continue;
+			err = nsg_fail(errno, "stat %s/%s: %s", dir, de->d_name, strerror(errno));
 			break;
 		}
 		if (n == cap) {
@@ -176,15 +148,14 @@ int learn_read_all(const char *dir, const char *id, struct learn_found **out, si
 			}
 			found = more;
 		}
-		err = read_one(dirfd(d), dir, de->d_name, cgid, &found[n]);
-		if (err == -ENOENT) {
-			/* Replaced or removed since readdir: not there any more. */
-			nsg_clear_error();
-			err = 0;
-			continue;
-		}
-		if (err)
+		memset(&found[n], 0, sizeof(found[n]));
+		found[n].name = strdup(de->d_name);
+		if (!found[n].name) {
+			err = nsg_fail(ENOMEM, "out of memory");
 			break;
+		}
+		found[n].cgroup_id = cgid;
+		found[n].mtime = st.st_mtim;
 		n++;
 	}
 	if (!err && d && errno)
@@ -205,15 +176,44 @@ int learn_read_all(const char *dir, const char *id, struct learn_found **out, si
 	return 0;
 }
 
+int learn_load(const char *dir, struct learn_found *f)
+{
+	cleanup_free char *path = NULL;
+	cleanup_close int fd = -1;
+	struct stat st;
+	size_t len = 0;
+	int err = 0;
+
+	if (f->text)
+		return 0;
+	if (asprintf(&path, "%s/%s", dir, f->name) < 0) {
+		path = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	/* The admin's directory; still, never a link, never a FIFO. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return nsg_fail(EINVAL, "%s is not a regular file: remove it", path);
+	err = read_capped(fd, SUGGESTION_MAX, &f->text, &len);
+	if (err)
+		return nsg_fail(-err, "read %s: %s", path, strerror(-err));
+	return 0;
+}
+
 int learn_read(const char *dir, const char *id, char **text)
 {
 	struct learn_found *found = NULL;
 	size_t n = 0;
-	int err = learn_read_all(dir, id, &found, &n);
+	int err = learn_list(dir, id, &found, &n);
 
 	*text = NULL;
-	if (err)
+	err = err ?: learn_load(dir, &found[0]);
+	if (err) {
+		learn_found_free(found, n);
 		return err;
+	}
 	*text = found[0].text;
 	found[0].text = NULL;
 	learn_found_free(found, n);

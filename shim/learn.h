@@ -20,9 +20,6 @@
 #include "../bpf/nsguard.h"
 #include "record.h"
 
-/* Most suggestion files of one id learn_read_all reads. */
-#define LEARN_INSTANCES_MAX 1024
-
 /* The suggestion for rec's container from its usage; *text malloc'd, one line. */
 int learn_suggest(const struct nsguard_record *rec, const struct nsguard_usage *used,
 		  char **text);
@@ -31,16 +28,19 @@ int learn_write(const char *dir, const struct nsguard_record *rec,
 		const struct nsguard_usage *used);
 
 struct learn_found {
-	char *text; /* the file's bytes */
 	char *name; /* its name in dir */
 	__u64 cgroup_id; /* from the name; 0 for a <id>.json of an older nsguard */
 	struct timespec mtime; /* when it was written */
+	char *text; /* the file's bytes, once learn_load read them */
 };
 /*
- * Every suggestion of id in dir, newest first (by the time it was written,
- * then the higher cgroup id); -ENOENT with a message when there is none.
+ * The suggestion files of id in dir, newest first (by the time each was
+ * written, then the higher cgroup id), their text not read yet; -ENOENT with
+ * a message when there is none.
  */
-int learn_read_all(const char *dir, const char *id, struct learn_found **out, size_t *n);
+int learn_list(const char *dir, const char *id, struct learn_found **out, size_t *n);
+/* Read f's file (a regular file, never followed, at most 4 KiB) into f->text. */
+int learn_load(const char *dir, struct learn_found *f);
 void learn_found_free(struct learn_found *found, size_t n);
 /* The newest one's text only. */
 int learn_read(const char *dir, const char *id, char **text);

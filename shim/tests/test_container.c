@@ -762,7 +762,7 @@ static void t_learn_writes_suggestion(void)
 /*
  * A second container with the same id (another runtime root, a rerun) does
  * not overwrite the first one's suggestion: one file per instance, named by
- * its cgroup id, and learn_read_all lists both, newest first.
+ * its cgroup id, and learn_list lists both, newest first.
  */
 static void t_learn_same_id_two_instances(void)
 {
@@ -774,8 +774,10 @@ static void t_learn_same_id_two_instances(void)
 	ASSERT_OK(container_unguard(&env, "ci", false));
 	ASSERT_OK(guard_learn("ci", "/root2/ci", 20, 1, 1u << 1));
 	ASSERT_OK(container_unguard(&env, "ci", false));
-	ASSERT_OK(learn_read_all(w.learndir, "ci", &found, &n));
+	ASSERT_OK(learn_list(w.learndir, "ci", &found, &n));
 	ASSERT_EQ(2, n);
+	ASSERT_OK(learn_load(w.learndir, &found[0]));
+	ASSERT_OK(learn_load(w.learndir, &found[1]));
 	/* Written later (or in the same tick, with the higher cgroup id). */
 	ASSERT_EQ_U64(20, found[0].cgroup_id);
 	ASSERT_STREQ("ci@20.json", found[0].name);
@@ -816,13 +818,13 @@ static void t_learn_file_names(void)
 		snprintf(path, sizeof(path), "%s/%s", w.learndir, others[i]);
 		ASSERT_OK(write_file(path, "{}"));
 	}
-	ASSERT_ERR(-ENOENT, learn_read_all(w.learndir, "ci", &found, &n));
+	ASSERT_ERR(-ENOENT, learn_list(w.learndir, "ci", &found, &n));
 	ASSERT_MSG("no suggestion for ci in");
 	snprintf(path, sizeof(path), "%s/ci.json", w.learndir);
 	ASSERT_OK(write_file(path, "{\"old\":1}"));
 	snprintf(path, sizeof(path), "%s/ci@7.json", w.learndir);
 	ASSERT_OK(write_file(path, "{\"new\":1}"));
-	ASSERT_OK(learn_read_all(w.learndir, "ci", &found, &n));
+	ASSERT_OK(learn_list(w.learndir, "ci", &found, &n));
 	ASSERT_EQ(2, n);
 	ASSERT_TRUE((found[0].cgroup_id == 7 && found[1].cgroup_id == 0) ||
 		    (found[0].cgroup_id == 0 && found[1].cgroup_id == 7));
@@ -830,8 +832,16 @@ static void t_learn_file_names(void)
 	/* A symlink is never followed. */
 	snprintf(path, sizeof(path), "%s/ci@8.json", w.learndir);
 	ASSERT_OK(symlink("/etc/passwd", path));
-	ASSERT_ERR(-ELOOP, learn_read_all(w.learndir, "ci", &found, &n));
-	ASSERT_ERR(-EINVAL, learn_read_all(w.learndir, "../ci", &found, &n));
+	ASSERT_OK(learn_list(w.learndir, "ci", &found, &n));
+	ASSERT_EQ(3, n);
+	for (size_t i = 0; i < n; i++) {
+		if (found[i].cgroup_id == 8)
+			ASSERT_ERR(-ELOOP, learn_load(w.learndir, &found[i]));
+		else
+			ASSERT_OK(learn_load(w.learndir, &found[i]));
+	}
+	learn_found_free(found, n);
+	ASSERT_ERR(-EINVAL, learn_list(w.learndir, "../ci", &found, &n));
 }
 
 /* The hook knew the init: its pid and start time say which instance it was. */
