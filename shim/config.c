@@ -28,6 +28,7 @@ enum config_key {
 	KEY_LEARN_DIR,
 	KEY_RUNTIME,
 	KEY_HOST_CAPABILITIES,
+	KEY_IDENTITY_SOURCE,
 	KEY_COUNT,
 };
 
@@ -42,6 +43,7 @@ static const char *const key_names[KEY_COUNT] = {
 	[KEY_LEARN_DIR] = "learn-dir",
 	[KEY_RUNTIME] = "runtime",
 	[KEY_HOST_CAPABILITIES] = "host-capabilities",
+	[KEY_IDENTITY_SOURCE] = "identity-source",
 };
 
 static void set_origin(struct nsguard_config *cfg, const char *origin)
@@ -61,6 +63,9 @@ void config_defaults(struct nsguard_config *cfg)
 	snprintf(cfg->learn_dir, sizeof(cfg->learn_dir), "%s", NSGUARD_LEARN_DIR);
 	cfg->fail_open = false;
 	cfg->shared_cgroups = false;
+	/* The common Kubernetes runtime; detecting it from annotations would be
+	 * the tenant's choice (every annotation is). */
+	cfg->identity_source = IDENT_SRC_CONTAINERD;
 	set_origin(cfg, "built-in defaults");
 }
 
@@ -211,6 +216,13 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 	case KEY_HOST_CAPABILITIES:
 		return parse_switch(value, "refuse", "allow", &cfg->host_caps, origin, lineno,
 				    key_names[k]);
+	case KEY_IDENTITY_SOURCE:
+		if (identity_source_parse(value, &cfg->identity_source) < 0)
+			return nsg_fail(EINVAL,
+					"%s:%u: identity-source \"%.64s\" is not containerd, cri-o or "
+					"none",
+					origin, lineno, value);
+		break;
 	}
 	return 0;
 }

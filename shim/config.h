@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "identity.h"
+
 #define NSGUARD_LEARN_DIR "/var/lib/nsguard/learn"
 
 struct nsguard_config {
@@ -24,6 +26,8 @@ struct nsguard_config {
 			      * other processes too (restricting them) */
 	bool host_caps; /* host-capabilities = allow: guard a container that holds
 			 * CAP_SYS_ADMIN or CAP_BPF in the host's user namespace */
+	/* identity-source: the only annotation family that names a pod */
+	enum identity_source identity_source;
 	/* Where the values came from, for messages: the config path, or
 	 * "built-in defaults".  Filled by config_defaults/config_parse/config_load. */
 	char origin[4096];
@@ -43,13 +47,13 @@ typedef void (*config_error_fn)(unsigned line, const char *msg, void *data);
 /* Built-in defaults: deny; annotations may ask for deny, audit or allow (not
  * learn); depth up to NSGUARD_MAX_DEPTH; no count limit; EPERM; fail-mode
  * closed; shared-cgroups refuse; host-capabilities refuse; learn-dir
- * NSGUARD_LEARN_DIR. */
+ * NSGUARD_LEARN_DIR; identity-source containerd. */
 void config_defaults(struct nsguard_config *cfg);
 /*
  * "key = value" lines, '#' comments, blank lines.  Keys: default-mode,
  * allowed-modes (comma/space list), max-depth, errno, fail-mode,
- * shared-cgroups, host-capabilities, max-count, learn-dir and runtime (absolute
- * paths).  Unknown
+ * shared-cgroups, host-capabilities, max-count, learn-dir (an absolute path),
+ * runtime, identity-source (containerd, cri-o or none).  Unknown
  * keys, bad values, duplicates and a default-mode outside allowed-modes are
  * errors naming origin:line.  Returns 0 or -EINVAL.
  */

@@ -292,7 +292,7 @@ static int learn_finish(const struct container_env *env, const struct nsguard_re
 		return 0;
 	}
 	if (!err)
-		err = learn_write(rec->learn_dir, rec->id, &used);
+		err = learn_write(rec->learn_dir, rec, &used);
 	if (err)
 		return nsg_fail_context(err, "learn mode: no suggestion written for %s", rec->id);
 	return 0;

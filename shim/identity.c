@@ -9,22 +9,30 @@
 #include "util.h"
 
 /*
- * The one table of annotation keys.  containerd's CRI plugin:
+ * The one table of annotation keys, by family.  containerd's CRI plugin:
  * pkg/cri/annotations/annotations.go (v1.6: SandboxName, SandboxNamespace,
  * ContainerName).  CRI-O copies the kubelet's labels into the annotations:
  * kubernetes pkg/kubelet/types/labels.go (KubernetesPodNameLabel,
- * KubernetesPodNamespaceLabel, KubernetesContainerNameLabel).
+ * KubernetesPodNamespaceLabel, KubernetesContainerNameLabel).  Only the
+ * family of identity-source is read (identity_pick).
  */
 static const struct {
 	const char *key;
 	enum identity_field field;
+	enum identity_source src;
 } identity_keys[] = {
-	{ "io.kubernetes.cri.sandbox-name", IDENT_POD },
-	{ "io.kubernetes.cri.sandbox-namespace", IDENT_NAMESPACE },
-	{ "io.kubernetes.cri.container-name", IDENT_CONTAINER },
-	{ "io.kubernetes.pod.name", IDENT_POD },
-	{ "io.kubernetes.pod.namespace", IDENT_NAMESPACE },
-	{ "io.kubernetes.container.name", IDENT_CONTAINER },
+	{ "io.kubernetes.cri.sandbox-name", IDENT_POD, IDENT_SRC_CONTAINERD },
+	{ "io.kubernetes.cri.sandbox-namespace", IDENT_NAMESPACE, IDENT_SRC_CONTAINERD },
+	{ "io.kubernetes.cri.container-name", IDENT_CONTAINER, IDENT_SRC_CONTAINERD },
+	{ "io.kubernetes.pod.name", IDENT_POD, IDENT_SRC_CRIO },
+	{ "io.kubernetes.pod.namespace", IDENT_NAMESPACE, IDENT_SRC_CRIO },
+	{ "io.kubernetes.container.name", IDENT_CONTAINER, IDENT_SRC_CRIO },
+};
+
+static const char *const source_names[IDENT_SRC_COUNT] = {
+	[IDENT_SRC_CONTAINERD] = "containerd",
+	[IDENT_SRC_CRIO] = "cri-o",
+	[IDENT_SRC_NONE] = "none",
 };
 
 const char *identity_name(enum identity_field f)
@@ -38,12 +46,70 @@ const char *identity_name(enum identity_field f)
 	return (unsigned)f < IDENT_COUNT ? names[f] : "?";
 }
 
-int identity_field_of(const char *annotation_key)
+int identity_field_of(const char *annotation_key, enum identity_source *src)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(identity_keys); i++) {
+		if (strcmp(identity_keys[i].key, annotation_key) != 0)
+			continue;
+		if (src)
+			*src = identity_keys[i].src;
+		return identity_keys[i].field;
+	}
+	return -1;
+}
+
+const char *identity_source_name(enum identity_source src)
+{
+	return (unsigned)src < IDENT_SRC_COUNT ? source_names[src] : "?";
+}
+
+int identity_source_parse(const char *s, enum identity_source *src)
+{
+	for (int i = 0; i < IDENT_SRC_COUNT; i++) {
+		if (strcmp(s, source_names[i]) == 0) {
+			*src = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* The key of field f in family src (for warnings). */
+static const char *key_of(enum identity_source src, enum identity_field f)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(identity_keys); i++)
-		if (strcmp(identity_keys[i].key, annotation_key) == 0)
-			return identity_keys[i].field;
-	return -1;
+		if (identity_keys[i].src == src && identity_keys[i].field == f)
+			return identity_keys[i].key;
+	return "?";
+}
+
+int identity_collect(struct pod_identity by_source[IDENT_SRC_NONE], const char *key,
+		     const char *value)
+{
+	enum identity_source src = IDENT_SRC_NONE;
+	int f = identity_field_of(key, &src);
+
+	if (f < 0 || src >= IDENT_SRC_NONE)
+		return 0;
+	return identity_set(&by_source[src], f, value);
+}
+
+const struct pod_identity *identity_pick(struct pod_identity by_source[IDENT_SRC_NONE],
+					 enum identity_source src)
+{
+	struct pod_identity *id;
+
+	if ((unsigned)src >= IDENT_SRC_NONE)
+		return NULL;
+	id = &by_source[src];
+	for (int f = 0; f < IDENT_COUNT; f++) {
+		if (!id->v[f] || !id->mended[f])
+			continue;
+		id->mended[f] = false;
+		nsg_warn("warning: annotation %s: not a Kubernetes name, shown as \"%.40s%s\"",
+			 key_of(src, f), id->v[f], strlen(id->v[f]) > 40 ? "..." : "");
+	}
+	return id;
 }
 
 static bool name_char(char c)
@@ -73,8 +139,7 @@ char *identity_sanitize(const char *value, bool *changed)
 	return out;
 }
 
-int identity_set(struct pod_identity *id, enum identity_field f, const char *key,
-		 const char *value)
+int identity_set(struct pod_identity *id, enum identity_field f, const char *value)
 {
 	bool changed = false;
 
@@ -83,9 +148,7 @@ int identity_set(struct pod_identity *id, enum identity_field f, const char *key
 	id->v[f] = identity_sanitize(value, &changed);
 	if (!id->v[f])
 		return nsg_fail(ENOMEM, "out of memory");
-	if (changed)
-		nsg_warn("warning: annotation %s: not a Kubernetes name, shown as \"%.40s%s\"", key,
-			 id->v[f], strlen(id->v[f]) > 40 ? "..." : "");
+	id->mended[f] = changed;
 	return 0;
 }
 
@@ -117,5 +180,6 @@ void identity_free(struct pod_identity *id)
 	for (int f = 0; f < IDENT_COUNT; f++) {
 		free(id->v[f]);
 		id->v[f] = NULL;
+		id->mended[f] = false;
 	}
 }

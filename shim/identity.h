@@ -13,17 +13,40 @@
 
 enum identity_field { IDENT_POD, IDENT_NAMESPACE, IDENT_CONTAINER, IDENT_COUNT };
 
+/*
+ * The runtime whose keys name a pod (identity-source in nsguard.conf).  A
+ * tenant writes every annotation, the other family's keys too, so only the
+ * keys the node's runtime sets itself may name a pod: the admin says which.
+ */
+enum identity_source { IDENT_SRC_CONTAINERD, IDENT_SRC_CRIO, IDENT_SRC_NONE, IDENT_SRC_COUNT };
+
 /* Longest value kept: a DNS subdomain (a pod name); longer ones are cut. */
 #define IDENTITY_MAX 253
 
 struct pod_identity {
 	char *v[IDENT_COUNT]; /* NULL when unknown */
+	bool mended[IDENT_COUNT]; /* identity_set cut or mended it (not copied) */
 };
 
 /* The record, status and monitor key of field f: "pod", "namespace", "container". */
 const char *identity_name(enum identity_field f);
-/* The field an annotation key carries, or -1. */
-int identity_field_of(const char *annotation_key);
+/* The field an annotation key carries, or -1; *src (may be NULL) its family. */
+int identity_field_of(const char *annotation_key, enum identity_source *src);
+/* "containerd", "cri-o", "none"; identity_source_parse: 0 or -EINVAL. */
+const char *identity_source_name(enum identity_source src);
+int identity_source_parse(const char *s, enum identity_source *src);
+/*
+ * Keep value in by_source[family of key] (identity_set), or nothing when
+ * key names no field.  -ENOMEM only.
+ */
+int identity_collect(struct pod_identity by_source[IDENT_SRC_NONE], const char *key,
+		     const char *value);
+/*
+ * The identity of src among by_source (NULL for IDENT_SRC_NONE); warns once
+ * for each value of it that was mended.  The other family is ignored.
+ */
+const struct pod_identity *identity_pick(struct pod_identity by_source[IDENT_SRC_NONE],
+					 enum identity_source src);
 /*
  * A malloc'd copy of value fit to show: at most IDENTITY_MAX bytes, every
  * byte outside [A-Za-z0-9._-] (Kubernetes names use no others) replaced by
@@ -33,11 +56,10 @@ int identity_field_of(const char *annotation_key);
 char *identity_sanitize(const char *value, bool *changed);
 /*
  * Keep a sanitized copy of value as field f unless it is set already
- * (the first source wins); a mended value is warned about, naming key.
+ * (the first source wins); a mended value is marked (identity_pick warns).
  * -ENOMEM only.
  */
-int identity_set(struct pod_identity *id, enum identity_field f, const char *key,
-		 const char *value);
+int identity_set(struct pod_identity *id, enum identity_field f, const char *value);
 int identity_copy(struct pod_identity *dst, const struct pod_identity *src);
 bool identity_empty(const struct pod_identity *id);
 void identity_free(struct pod_identity *id);

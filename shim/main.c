@@ -49,8 +49,10 @@ static const struct command {
 	{ "runtime", cmd_runtime, "[--runtime PATH] [--annotation K=V]... [--] ARGS...",
 	  "run the OCI runtime with nsguard's hooks added (containerd, Docker)", NULL },
 	{ "upgrade", cmd_upgrade, "", "move guarded cgroups to this build's program", NULL },
-	{ "suggest", cmd_suggest, "ID", "the annotations a learn-mode container needs",
-	  "ID: the container's id, as the runtime gave it.\n" },
+	{ "suggest", cmd_suggest, "[--all] ID", "the annotations a learn-mode container needs",
+	  "ID: the container's id, as the runtime gave it.  Each container that ran\n"
+	  "with that id has its own suggestion: the newest is printed (with a note when\n"
+	  "there are more), --all prints every one.\n" },
 };
 
 /* "  --name ARG   help", a long one with its help on the next line. */

@@ -233,8 +233,7 @@ static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new
 		if (annotation_to_add(st, it->string, only_new))
 			n++;
 		/* A label for humans: never an error but memory. */
-		err = identity_set(&st->identity, identity_field_of(it->string), it->string,
-				   it->valuestring);
+		err = identity_collect(st->identity, it->string, it->valuestring);
 		if (err < 0)
 			return err;
 	}
@@ -275,7 +274,8 @@ void oci_state_free(struct oci_state *st)
 		free(st->annotations[i].value);
 	}
 	free(st->annotations);
-	identity_free(&st->identity);
+	for (i = 0; i < IDENT_SRC_NONE; i++)
+		identity_free(&st->identity[i]);
 	for (i = 0; i < st->n_mounts; i++) {
 		free(st->mounts[i].destination);
 		free(st->mounts[i].source);

@@ -61,9 +61,10 @@ struct oci_state {
 	 * says nothing (the runtime then keeps every capability). */
 	bool caps_detach;
 	bool have_caps; /* process.capabilities was there */
-	/* Pod name, namespace, container name (identity.h): the state's
-	 * annotations first, then config.json's; labels only, sanitized. */
-	struct pod_identity identity;
+	/* Pod name, namespace, container name (identity.h) by key family
+	 * (identity_pick chooses one): the state's annotations first, then
+	 * config.json's; labels only, sanitized. */
+	struct pod_identity identity[IDENT_SRC_NONE];
 };
 
 /*

@@ -84,11 +84,16 @@ learn_run() {
 	ct_run "$id"
 }
 
-# suggestion ID: the annotations `nsguard suggest` prints, "k=v k=v".
+# suggestion [--all] ID: the annotations `nsguard suggest` prints, "k=v k=v"
+# (one line per suggestion).
+# shellcheck disable=SC2016 # a jq program
+ANNS='.annotations | to_entries | map("\(.key)=\(.value)") | join(" ")'
 suggestion() {
-	"$NSGUARD" --config "$LEARN_CONF" suggest "$1" 2>/dev/null |
-		"$JQ" -r '.annotations | to_entries | map("\(.key)=\(.value)") | join(" ")'
+	"$NSGUARD" --config "$LEARN_CONF" suggest "$@" 2>/dev/null | "$JQ" -r "$ANNS"
 }
+
+# learn_files ID: the suggestion files of ID (one per instance: ID@CGROUP-ID.json).
+learn_files() { (cd "$LEARN_DIR" 2>/dev/null && ls -d -- "$1"@*.json 2>/dev/null); }
 
 case_learn() {
 	local id=learn-$S want a
@@ -96,7 +101,7 @@ case_learn() {
 	want_eq "workload in learn mode" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
 	want="nsguard.io/userns=allow nsguard.io/userns.max-depth=2 $COUNT=6"
 	want_eq "nsguard suggest" "$(suggestion "$id")" "$want" || return 1
-	[ -f "$LEARN_DIR/$id.json" ] || { CT_WHY="no $LEARN_DIR/$id.json"; return 1; }
+	[ -n "$(learn_files "$id")" ] || { CT_WHY="no $LEARN_DIR/$id@*.json"; return 1; }
 	# Rerun with the suggestion: it passes; one less of either: refused.
 	local opts=()
 	for a in $want; do opts+=(--ann "$a"); done
@@ -143,11 +148,53 @@ case_learn_running() {
 	want_run "nest 1" 0 "nest: ok levels=1" || return 1
 	want_eq "suggest while running" "$(suggestion "$id")" \
 		"nsguard.io/userns=allow nsguard.io/userns.max-depth=1 $COUNT=1" || return 1
-	[ ! -e "$LEARN_DIR/$id.json" ] || { CT_WHY="suggestion file before the end"; return 1; }
+	[ -z "$(learn_files "$id")" ] || { CT_WHY="suggestion file before the end"; return 1; }
 	ct_delete "$id"
-	[ -f "$LEARN_DIR/$id.json" ] || { CT_WHY="no $LEARN_DIR/$id.json after delete"; return 1; }
+	[ -n "$(learn_files "$id")" ] || { CT_WHY="no $LEARN_DIR/$id@*.json after delete"; return 1; }
 }
 ct_case learn/suggest-while-running case_learn_running
+
+# Suggestions belong to an instance: the same id under a second runtime root
+# (another crun --root), run after the first with other needs, leaves the
+# first one's suggestion alone.  Each file names its instance (cgroup id,
+# init pid and start time); `suggest ID` prints the newest with a note,
+# `suggest --all ID` every one, newest first.
+case_learn_two_roots() {
+	local id=learn-roots-$S root2=$CT_WORK/root2-$S want1 want2 n cg1 cg2 err
+	want1="nsguard.io/userns=allow nsguard.io/userns.max-depth=2 $COUNT=6"
+	want2="nsguard.io/userns=allow nsguard.io/userns.max-depth=1 $COUNT=1"
+	mkdir -p "$root2" || { CT_WHY="mkdir $root2"; return 1; }
+	learn_run "$id" --mode learn --conf "$LEARN_CONF" || return 1
+	want_eq "first root: workload in learn mode" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	cg1=$(cd "$LEARN_DIR" && ls -d -- "$id"@*.json 2>/dev/null)
+	# The same id, the other root, one namespace one level deep.
+	ct_bundle "$id" --mode learn --conf "$LEARN_CONF" -- nsg-userns nest 1 || return 1
+	CT_OUT=$(timeout "$CT_TIMEOUT" "$CRUN" --root "$root2" run --bundle "$CT_WORK/b/$id" "$id" \
+		</dev/null 2>&1)
+	CT_RC=$?
+	"$CRUN" --root "$root2" delete -f "$id" >/dev/null 2>&1
+	want_run "second root: nest 1 in learn mode" 0 "*nest: ok levels=1*" || return 1
+	# Both are kept, whatever the files' names.
+	n=$(for f in "$LEARN_DIR/$id.json" "$LEARN_DIR/$id"@*.json; do
+		[ ! -f "$f" ] || "$JQ" -r "$ANNS" "$f"
+	done | sort | tr '\n' '|')
+	want_eq "suggestions of $id in learn-dir" "$n" \
+		"$(printf '%s\n' "$want1" "$want2" | sort | tr '\n' '|')" || return 1
+	want_eq "suggestion files of $id" "$(learn_files "$id" | wc -l)" 2 || return 1
+	want_eq "suggest --all (newest first)" "$(suggestion --all "$id" | tr '\n' '|')" \
+		"$want2|$want1|" || return 1
+	want_eq "suggest (the newest)" "$(suggestion "$id")" "$want2" || return 1
+	err=$("$NSGUARD" --config "$LEARN_CONF" suggest "$id" 2>&1 >/dev/null)
+	CT_OUT=$err CT_RC=0
+	want_run "suggest: the note" 0 "*2 containers named $id*suggest --all $id*" || return 1
+	# Each line names its instance: the first one's is the cgroup of its file.
+	cg1=${cg1#"$id@"} cg1=${cg1%.json}
+	cg2=$("$NSGUARD" --config "$LEARN_CONF" suggest --all "$id" 2>/dev/null |
+		"$JQ" -r '"\(.cgroup_id) \(.pid > 0) \(.start_time > 0)"' | tr '\n' '|')
+	want_eq "instances (cgroup id, pid, start time)" "${cg2#*|}" "$cg1 true true|" || return 1
+	[ "${cg2%% *}" != "$cg1" ] || { CT_WHY="both instances name cgroup $cg1"; return 1; }
+}
+ct_case learn/same-id-two-roots case_learn_two_roots
 
 # Never on by default: the built-in allowed-modes has no learn.
 case_learn_refused() {
@@ -210,7 +257,8 @@ case_learn_full() {
 	wait "$pid" 2>/dev/null
 	CT_OUT=$(printf '%s' "$(ct_state "$id" 0 "$CT_WORK/b/$id")" |
 		"$NSGUARD" hook poststop --config "$conf" 2>&1)
-	want_eq "suggestion file" "$(ls "$LEARN_DIR/$id.json" 2>/dev/null)" "" || return 1
+	want_eq "suggestion file" "$(learn_files "$id"; ls "$LEARN_DIR/$id.json" 2>/dev/null)" "" ||
+		return 1
 	rmdir "$cg"
 }
 ct_hook_case learn/map-full-still-guarded case_learn_full

@@ -12,6 +12,9 @@ CD_ANN=(--ann io.kubernetes.cri.sandbox-name=web-0 --ann io.kubernetes.cri.sandb
 	--ann io.kubernetes.cri.container-name=nginx --ann io.kubernetes.cri.container-type=container)
 CRIO_ANN=(--ann io.kubernetes.pod.name=db-1 --ann io.kubernetes.pod.namespace=store
 	--ann io.kubernetes.container.name=pg)
+# identity-source (nsguard.conf): the one family read; containerd by default.
+CRIO_CONF=$(ct_conf "crio-$S" "identity-source = cri-o")
+NONE_CONF=$(ct_conf "noident-$S" "identity-source = none")
 # shellcheck disable=SC2016 # jq programs
 IDENT='"\(.pod // "-")/\(.namespace // "-")/\(.container // "-")"'
 
@@ -45,8 +48,13 @@ ident_case() {
 	want_eq "monitor --json" "$(mon_ident "$id")" "$want"
 }
 ct_case pod/containerd-annotations ident_case "pod-cd-$S" web-0/shop/nginx "${CD_ANN[@]}"
-ct_case pod/crio-annotations ident_case "pod-crio-$S" db-1/store/pg "${CRIO_ANN[@]}"
+ct_case pod/crio-annotations ident_case "pod-crio-$S" db-1/store/pg --conf "$CRIO_CONF" \
+	"${CRIO_ANN[@]}"
 ct_case pod/none ident_case "pod-none-$S" -/-/-
+# CRI-O's keys under the default (containerd): a pod's own words, ignored.
+ct_case pod/crio-keys-ignored-by-default ident_case "pod-crio-ign-$S" -/-/- "${CRIO_ANN[@]}"
+ct_case pod/source-none ident_case "pod-src-none-$S" -/-/- --conf "$NONE_CONF" "${CD_ANN[@]}" \
+	"${CRIO_ANN[@]}"
 
 # filter_run OUT ARGS...: a monitor of our own (the suite's is stopped: a
 # ring-buffer event goes to one reader), one event wanted; a denial in A
@@ -70,7 +78,7 @@ case_filters() {
 	A=filt-a-$S B=filt-b-$S
 	local f=$CT_WORK/filter-$S.out
 	start_guarded "$A" --mode deny "${CD_ANN[@]}" || return 1
-	start_guarded "$B" --mode deny "${CRIO_ANN[@]}" || return 1
+	start_guarded "$B" --mode deny --conf "$CRIO_CONF" "${CRIO_ANN[@]}" || return 1
 	ct_monitor_stop
 	filter_run "$f" --json --pod db-1
 	want_eq "--pod db-1" "$("$JQ" -r '.id' "$f" 2>&1 | tr '\n' ' ')" "$B " || return 1
@@ -86,6 +94,38 @@ case_filters() {
 	ct_monitor_ensure
 }
 ct_case pod/monitor-filters case_filters
+
+# One source of pod identity: X carries both families, the other family's
+# keys first; status and monitor --pod show the chosen family's names only.
+# Y is named (in the chosen family) after X's other-family pod: --pod OTHER
+# prints Y's denial, not X's; --pod WANT prints X's, not Y's.
+# source_case CONF-OPTS WANT OTHER-POD Y-KEY
+source_case() {
+	local want=$2 other=$3 ykey=$4 f=$CT_WORK/source-$S.out x=src-x-$S y=src-y-$S
+	local conf=()
+	[ -z "$1" ] || conf=(--conf "$1")
+	if [ "$ykey" = io.kubernetes.pod.name ]; then
+		start_guarded "$x" --mode deny "${conf[@]}" "${CD_ANN[@]}" "${CRIO_ANN[@]}" || return 1
+	else
+		start_guarded "$x" --mode deny "${conf[@]}" "${CRIO_ANN[@]}" "${CD_ANN[@]}" || return 1
+	fi
+	start_guarded "$y" --mode deny "${conf[@]}" --ann "$ykey=$other" || return 1
+	want_eq "status --json" "$(status_ident "$x")" "$want" || return 1
+	want_eq "status --json (y)" "$(status_ident "$y")" "$other/-/-" || return 1
+	ct_monitor_stop
+	A=$x B=$y
+	filter_run "$f" --json --pod "$other"
+	want_eq "--pod $other" "$("$JQ" -r '"\(.id) \(.pod)"' "$f" 2>&1 | tr '\n' ' ')" "$y $other " ||
+		return 1
+	A=$y B=$x
+	filter_run "$f" --json --pod "${want%%/*}"
+	want_eq "--pod ${want%%/*}" "$("$JQ" -r '"\(.id) \(.pod)"' "$f" 2>&1 | tr '\n' ' ')" \
+		"$x ${want%%/*} " || return 1
+	ct_monitor_ensure
+}
+ct_case pod/source-crio source_case "$CRIO_CONF" db-1/store/pg web-0 io.kubernetes.pod.name
+ct_case pod/source-containerd-default source_case "" web-0/shop/nginx db-1 \
+	io.kubernetes.cri.sandbox-name
 
 # Control characters, quotes and a 100000-byte value: the container starts
 # with a warning and the values are mended.

@@ -61,6 +61,40 @@ run "$NSGUARD" check --config "$t/missing.conf"
 ok check-config-missing "want exit 1 naming the file" eval '[ "$rc" = 1 ] && has "open config $t/missing.conf"'
 run "$NSGUARD" check --config "$t/missing.conf" --json
 ok check-config-missing-json "want exists:false" eval '[ "$rc" = 1 ] && jqt ".config.exists == false and .config.valid == false"'
+# identity-source: one of three words, checked like every key.
+printf 'identity-source = crio\n' >"$t/ident-bad.conf"
+printf 'identity-source = cri-o\n' >"$t/ident-good.conf"
+chmod 644 "$t"/ident-*.conf
+run "$NSGUARD" check --config "$t/ident-bad.conf"
+ok check-config-identity-source-bad "want exit 1 naming the line" eval \
+	'[ "$rc" = 1 ] && has "$t/ident-bad.conf:1: identity-source \"crio\" is not containerd, cri-o or none"'
+run "$NSGUARD" check --config "$t/ident-good.conf"
+ok check-config-identity-source-good "want exit 0" eval '[ "$rc" = 0 ]'
+
+# suggest: one file per container with the id; the newest, with a note on
+# stderr, or --all every one, newest first.  (No record: no bpf().)
+mkdir -p "$t/learn"
+printf 'learn-dir = %s\n' "$t/learn" >"$t/learn.conf"
+printf '{"id":"ci","cgroup_id":7,"n":"old"}\n' >"$t/learn/ci@7.json"
+printf '{"id":"ci","cgroup_id":9,"n":"new"}\n' >"$t/learn/ci@9.json"
+printf '{"id":"cix","cgroup_id":11}\n' >"$t/learn/cix@11.json"
+touch -d '2026-01-01 00:00' "$t/learn/ci@7.json"
+touch -d '2026-01-02 00:00' "$t/learn/ci@9.json"
+chmod 644 "$t/learn.conf" "$t"/learn/*.json
+run "$NSGUARD" suggest --config "$t/learn.conf" ci
+ok suggest-newest-with-note "want the newest and a note naming ci@9.json and --all" eval \
+	'[ "$rc" = 0 ] && [ "$out" = "{\"id\":\"ci\",\"cgroup_id\":9,\"n\":\"new\"}" ] &&
+	 [[ $err == *"2 containers named ci"*"ci@9.json"*"suggest --all ci"* ]]'
+run "$NSGUARD" suggest --all --config "$t/learn.conf" ci
+ok suggest-all-newest-first "want both lines, newest first, no note" eval \
+	'[ "$rc" = 0 ] && [ "$(jq -r .n <<<"$out" | tr "\n" " ")" = "new old " ] && [ -z "$err" ]'
+run "$NSGUARD" suggest --config "$t/learn.conf" cix
+ok suggest-one-no-note "want cix@11.json alone, no note" eval \
+	'[ "$rc" = 0 ] && jqt ".cgroup_id == 11" && [ -z "$err" ]'
+run "$NSGUARD" suggest --config "$t/learn.conf" other
+ok suggest-none "want exit 1 and no suggestion" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"no suggestion for other in $t/learn"* ]]'
+
 run "$NSGUARD" check --config "$t/example.conf"
 ok check-config-example "the shipped example must be valid" eval '[ "$rc" = 0 ]'
 

@@ -22,6 +22,7 @@ static void t_defaults(void)
 	ASSERT_EQ(EPERM, c.default_err);
 	ASSERT_TRUE(!c.fail_open);
 	ASSERT_TRUE(!c.shared_cgroups);
+	ASSERT_EQ(IDENT_SRC_CONTAINERD, c.identity_source);
 	ASSERT_STREQ("built-in defaults", c.origin);
 }
 
@@ -50,6 +51,21 @@ static void t_host_caps(void)
 	ASSERT_TRUE(!c.host_caps);
 	ASSERT_ERR(-EINVAL, config_parse(bad, strlen(bad), "test.conf", &c));
 	ASSERT_MSG("test.conf:1: host-capabilities \"yes\" is not refuse or allow");
+}
+
+static void t_identity_source(void)
+{
+	static const char *const text[] = { "identity-source = cri-o", "identity-source = none",
+					    "identity-source = containerd" };
+	static const enum identity_source want[] = { IDENT_SRC_CRIO, IDENT_SRC_NONE,
+						     IDENT_SRC_CONTAINERD };
+	struct nsguard_config c;
+
+	for (size_t i = 0; i < ARRAY_SIZE(text); i++) {
+		ASSERT_OK(config_parse(text[i], strlen(text[i]), "test.conf", &c));
+		ASSERT_EQ(want[i], c.identity_source);
+		ASSERT_EQ(1, config_key_line(&c, "identity-source"));
+	}
 }
 
 struct good_row {
@@ -165,7 +181,13 @@ static const struct bad_row bad[] = {
 	  "test.conf:1: shared-cgroups \"yes\" is not refuse or allow" },
 	{ "unknown-key-lists-known", "sharedcgroups = allow", "(known: default-mode, allowed-modes, "
 	  "max-depth, errno, fail-mode, shared-cgroups, max-count, learn-dir, runtime, "
-	  "host-capabilities)" },
+	  "host-capabilities, identity-source)" },
+	{ "identity-source-bogus", "identity-source = auto",
+	  "test.conf:1: identity-source \"auto\" is not containerd, cri-o or none" },
+	{ "identity-source-case", "identity-source = CRI-O", "identity-source \"CRI-O\"" },
+	{ "identity-source-crio", "identity-source = crio", "identity-source \"crio\"" },
+	{ "identity-source-twice", "identity-source = cri-o\nidentity-source = containerd",
+	  "test.conf:2: identity-source is already set on line 1" },
 	{ "max-count-over", "max-count = 1000001",
 	  "test.conf:1: max-count \"1000001\" is not a number in 0..1000000 or unlimited" },
 	{ "max-count-negative", "max-count = -1", "max-count \"-1\"" },
@@ -330,6 +352,7 @@ void suite_config(void)
 	TEST_CASE("config", "defaults", t_defaults);
 	TEST_CASE("config", "shared-cgroups", t_shared_cgroups);
 	TEST_CASE("config", "host-capabilities", t_host_caps);
+	TEST_CASE("config", "identity-source", t_identity_source);
 	TEST_CASE("config", "count-and-learn", t_count_and_learn);
 	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		snprintf(name, sizeof(name), "parse-valid-%s", good[i].name);

@@ -739,7 +739,7 @@ static void t_learn_writes_suggestion(void)
 	record_free(&rec);
 	ASSERT_OK(container_unguard(&env, "ci", false));
 	ci = suggestion("ci");
-	ASSERT_STREQ("{\"id\":\"ci\",\"created\":6,\"deepest\":2,\"annotations\":{"
+	ASSERT_STREQ("{\"id\":\"ci\",\"cgroup_id\":10,\"created\":6,\"deepest\":2,\"annotations\":{"
 		     "\"nsguard.io/userns\":\"allow\",\"nsguard.io/userns.max-depth\":\"2\","
 		     "\"nsguard.io/userns.max-count\":\"6\"}}\n", ci);
 	/* None created: deny. */
@@ -757,6 +757,105 @@ static void t_learn_writes_suggestion(void)
 	free(out);
 	gone = suggestion("gone");
 	ASSERT_SUBSTR("\"nsguard.io/userns.max-depth\":\"1\"", gone);
+}
+
+/*
+ * A second container with the same id (another runtime root, a rerun) does
+ * not overwrite the first one's suggestion: one file per instance, named by
+ * its cgroup id, and learn_list lists both, newest first.
+ */
+static void t_learn_same_id_two_instances(void)
+{
+	struct learn_found *found = NULL;
+	cleanup_free char *newest = NULL;
+	size_t n = 0;
+
+	ASSERT_OK(guard_learn("ci", "/ci", 10, 6, (1u << 1) | (1u << 2)));
+	ASSERT_OK(container_unguard(&env, "ci", false));
+	ASSERT_OK(guard_learn("ci", "/root2/ci", 20, 1, 1u << 1));
+	ASSERT_OK(container_unguard(&env, "ci", false));
+	ASSERT_OK(learn_list(w.learndir, "ci", &found, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_OK(learn_load(w.learndir, &found[0]));
+	ASSERT_OK(learn_load(w.learndir, &found[1]));
+	/* Written later (or in the same tick, with the higher cgroup id). */
+	ASSERT_EQ_U64(20, found[0].cgroup_id);
+	ASSERT_STREQ("ci@20.json", found[0].name);
+	ASSERT_SUBSTR("\"cgroup_id\":20,\"created\":1,\"deepest\":1,", found[0].text);
+	ASSERT_SUBSTR("\"nsguard.io/userns.max-count\":\"1\"", found[0].text);
+	ASSERT_EQ_U64(10, found[1].cgroup_id);
+	ASSERT_SUBSTR("\"cgroup_id\":10,\"created\":6,\"deepest\":2,", found[1].text);
+	ASSERT_SUBSTR("\"nsguard.io/userns.max-count\":\"6\"", found[1].text);
+	learn_found_free(found, n);
+	ASSERT_OK(learn_read(w.learndir, "ci", &newest));
+	ASSERT_SUBSTR("\"cgroup_id\":20,", newest);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/* Only <id>@<digits>.json and an older nsguard's <id>.json are id's. */
+static void t_learn_file_names(void)
+{
+	static const char *const others[] = { "ci@.json", "ci@1x.json", "ci@1.json.tmp", "cix@1.json",
+					      "ci.x.json", "ci@-1.json", "c@1.json", ".ci@1.json",
+					      "ci@99999999999999999999999.json", "ci" };
+	struct learn_found *found = NULL;
+	char path[4200];
+	size_t n = 0;
+
+	ASSERT_OK(mkdir(w.learndir, 0755));
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++) {
+		snprintf(path, sizeof(path), "%s/%s", w.learndir, others[i]);
+		ASSERT_OK(write_file(path, "{}"));
+	}
+	ASSERT_ERR(-ENOENT, learn_list(w.learndir, "ci", &found, &n));
+	ASSERT_MSG("no suggestion for ci in");
+	snprintf(path, sizeof(path), "%s/ci.json", w.learndir);
+	ASSERT_OK(write_file(path, "{\"old\":1}"));
+	snprintf(path, sizeof(path), "%s/ci@7.json", w.learndir);
+	ASSERT_OK(write_file(path, "{\"new\":1}"));
+	ASSERT_OK(learn_list(w.learndir, "ci", &found, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_TRUE((found[0].cgroup_id == 7 && found[1].cgroup_id == 0) ||
+		    (found[0].cgroup_id == 0 && found[1].cgroup_id == 7));
+	learn_found_free(found, n);
+	/* A symlink is never followed. */
+	snprintf(path, sizeof(path), "%s/ci@8.json", w.learndir);
+	ASSERT_OK(symlink("/etc/passwd", path));
+	ASSERT_OK(learn_list(w.learndir, "ci", &found, &n));
+	ASSERT_EQ(3, n);
+	for (size_t i = 0; i < n; i++) {
+		if (found[i].cgroup_id == 8)
+			ASSERT_ERR(-ELOOP, learn_load(w.learndir, &found[i]));
+		else
+			ASSERT_OK(learn_load(w.learndir, &found[i]));
+	}
+	learn_found_free(found, n);
+	ASSERT_ERR(-EINVAL, learn_list(w.learndir, "../ci", &found, &n));
+}
+
+/* The hook knew the init: its pid and start time say which instance it was. */
+static void t_learn_names_instance(void)
+{
+	struct nsguard_record rec = { .id = (char *)"ci", .cgroup_id = 42, .pid = 812,
+				      .start_time = 52311 };
+	struct nsguard_usage used = { .created = 0 };
+	cleanup_free char *text = NULL;
+
+	ASSERT_OK(learn_suggest(&rec, &used, &text));
+	ASSERT_STREQ("{\"id\":\"ci\",\"cgroup_id\":42,\"pid\":812,\"start_time\":52311,"
+		     "\"created\":0,\"deepest\":0,\"annotations\":{\"nsguard.io/userns\":\"deny\"}}",
+		     text);
 }
 
 /* The learned map had no room at attach: detach with a warning, no file. */
@@ -817,6 +916,9 @@ void suite_container(void)
 	CASE("index-move", t_index_move);
 	CASE("learn-writes-suggestion", t_learn_writes_suggestion);
 	CASE("learn-write-fails", t_learn_write_fails);
+	CASE("learn-same-id-two-instances", t_learn_same_id_two_instances);
+	CASE("learn-file-names", t_learn_file_names);
+	CASE("learn-names-instance", t_learn_names_instance);
 	CASE("learn-nothing-kept", t_learn_nothing_kept);
 	world_reset();
 	rmdir(w.tmp);

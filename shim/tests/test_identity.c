@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Pod identity from annotations (identity.c, oci.c) and the metrics text (metrics.c). */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "identity.h"
@@ -10,15 +11,41 @@
 
 static void t_keys(void)
 {
-	ASSERT_EQ(IDENT_POD, identity_field_of("io.kubernetes.cri.sandbox-name"));
-	ASSERT_EQ(IDENT_NAMESPACE, identity_field_of("io.kubernetes.cri.sandbox-namespace"));
-	ASSERT_EQ(IDENT_CONTAINER, identity_field_of("io.kubernetes.cri.container-name"));
-	ASSERT_EQ(IDENT_POD, identity_field_of("io.kubernetes.pod.name"));
-	ASSERT_EQ(IDENT_NAMESPACE, identity_field_of("io.kubernetes.pod.namespace"));
-	ASSERT_EQ(IDENT_CONTAINER, identity_field_of("io.kubernetes.container.name"));
-	ASSERT_EQ(-1, identity_field_of("io.kubernetes.cri.sandbox-id"));
-	ASSERT_EQ(-1, identity_field_of("IO.KUBERNETES.POD.NAME"));
+	enum identity_source src = IDENT_SRC_NONE;
+
+	ASSERT_EQ(IDENT_POD, identity_field_of("io.kubernetes.cri.sandbox-name", &src));
+	ASSERT_EQ(IDENT_SRC_CONTAINERD, src);
+	ASSERT_EQ(IDENT_NAMESPACE, identity_field_of("io.kubernetes.cri.sandbox-namespace", NULL));
+	ASSERT_EQ(IDENT_CONTAINER, identity_field_of("io.kubernetes.cri.container-name", &src));
+	ASSERT_EQ(IDENT_SRC_CONTAINERD, src);
+	ASSERT_EQ(IDENT_POD, identity_field_of("io.kubernetes.pod.name", &src));
+	ASSERT_EQ(IDENT_SRC_CRIO, src);
+	ASSERT_EQ(IDENT_NAMESPACE, identity_field_of("io.kubernetes.pod.namespace", &src));
+	ASSERT_EQ(IDENT_SRC_CRIO, src);
+	ASSERT_EQ(IDENT_CONTAINER, identity_field_of("io.kubernetes.container.name", &src));
+	ASSERT_EQ(IDENT_SRC_CRIO, src);
+	ASSERT_EQ(-1, identity_field_of("io.kubernetes.cri.sandbox-id", NULL));
+	ASSERT_EQ(-1, identity_field_of("IO.KUBERNETES.POD.NAME", NULL));
 	ASSERT_STREQ("namespace", identity_name(IDENT_NAMESPACE));
+}
+
+static void t_source_names(void)
+{
+	enum identity_source src = IDENT_SRC_COUNT;
+
+	ASSERT_OK(identity_source_parse("containerd", &src));
+	ASSERT_EQ(IDENT_SRC_CONTAINERD, src);
+	ASSERT_OK(identity_source_parse("cri-o", &src));
+	ASSERT_EQ(IDENT_SRC_CRIO, src);
+	ASSERT_OK(identity_source_parse("none", &src));
+	ASSERT_EQ(IDENT_SRC_NONE, src);
+	ASSERT_EQ(-EINVAL, identity_source_parse("crio", &src));
+	ASSERT_EQ(-EINVAL, identity_source_parse("CRI-O", &src));
+	ASSERT_EQ(-EINVAL, identity_source_parse("auto", &src));
+	ASSERT_EQ(-EINVAL, identity_source_parse("", &src));
+	ASSERT_EQ(IDENT_SRC_NONE, src);
+	ASSERT_STREQ("cri-o", identity_source_name(IDENT_SRC_CRIO));
+	ASSERT_STREQ("containerd", identity_source_name(IDENT_SRC_CONTAINERD));
 }
 
 static void t_sanitize(void)
@@ -44,25 +71,60 @@ static void t_sanitize(void)
 	ASSERT_TRUE(identity_sanitize("", &changed) == NULL);
 }
 
-/* containerd's keys in the state, CRI-O's in config.json: first source wins. */
+/*
+ * Both families: each is kept apart, and identity-source picks one; the other
+ * never fills a field (a tenant under CRI-O writes containerd's keys too).
+ * Within a family the state comes before config.json.
+ */
 static void t_from_annotations(void)
 {
 	static const char state[] =
 		"{\"ociVersion\":\"1\",\"id\":\"x\",\"annotations\":{"
 		"\"io.kubernetes.cri.sandbox-name\":\"web-0\","
+		"\"io.kubernetes.pod.name\":\"db-1\","
 		"\"io.kubernetes.cri.container-name\":\"bad\\nname\\u001b\"}}";
 	static const char cfg[] = "{\"annotations\":{\"io.kubernetes.pod.name\":\"other\","
-				  "\"io.kubernetes.pod.namespace\":\"shop\"}}";
+				  "\"io.kubernetes.cri.sandbox-name\":\"other\","
+				  "\"io.kubernetes.pod.namespace\":\"store\"}}";
+	const struct pod_identity *id;
 	struct oci_state st;
 
 	ASSERT_OK(oci_state_parse(state, strlen(state), &st));
 	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
-	ASSERT_STREQ("web-0", st.identity.v[IDENT_POD]);
-	ASSERT_STREQ("shop", st.identity.v[IDENT_NAMESPACE]);
-	ASSERT_STREQ("bad?name?", st.identity.v[IDENT_CONTAINER]);
+	id = identity_pick(st.identity, IDENT_SRC_CONTAINERD);
+	ASSERT_TRUE(id != NULL);
+	ASSERT_STREQ("web-0", id->v[IDENT_POD]);
+	ASSERT_TRUE(id->v[IDENT_NAMESPACE] == NULL);
+	ASSERT_STREQ("bad?name?", id->v[IDENT_CONTAINER]);
+	/* Warned once, when picked. */
+	ASSERT_TRUE(!id->mended[IDENT_CONTAINER]);
+	id = identity_pick(st.identity, IDENT_SRC_CRIO);
+	ASSERT_TRUE(id != NULL);
+	ASSERT_STREQ("db-1", id->v[IDENT_POD]);
+	ASSERT_STREQ("store", id->v[IDENT_NAMESPACE]);
+	ASSERT_TRUE(id->v[IDENT_CONTAINER] == NULL);
+	ASSERT_TRUE(identity_pick(st.identity, IDENT_SRC_NONE) == NULL);
 	/* Labels, not policy annotations. */
 	ASSERT_EQ(0, st.n_annotations);
 	oci_state_free(&st);
+}
+
+/* One family only: the other source shows nothing, never a mix. */
+static void t_one_family(void)
+{
+	struct pod_identity by[IDENT_SRC_NONE] = { 0 };
+	const struct pod_identity *id;
+
+	ASSERT_OK(identity_collect(by, "io.kubernetes.cri.sandbox-name", "web-0"));
+	ASSERT_OK(identity_collect(by, "io.kubernetes.cri.sandbox-id", "abc"));
+	ASSERT_OK(identity_collect(by, "nsguard.io/userns", "allow"));
+	id = identity_pick(by, IDENT_SRC_CRIO);
+	ASSERT_TRUE(id != NULL && identity_empty(id));
+	id = identity_pick(by, IDENT_SRC_CONTAINERD);
+	ASSERT_STREQ("web-0", id->v[IDENT_POD]);
+	ASSERT_TRUE(identity_pick(by, IDENT_SRC_COUNT) == NULL);
+	for (int i = 0; i < IDENT_SRC_NONE; i++)
+		identity_free(&by[i]);
 }
 
 /* A huge value is cut, never an error. */
@@ -83,7 +145,7 @@ static void t_huge_value(void)
 		FAIL_RET("parse: %s", nsg_last_error());
 	}
 	free(doc);
-	ASSERT_EQ(IDENTITY_MAX, strlen(st.identity.v[IDENT_NAMESPACE]));
+	ASSERT_EQ(IDENTITY_MAX, strlen(st.identity[IDENT_SRC_CRIO].v[IDENT_NAMESPACE]));
 	oci_state_free(&st);
 }
 
@@ -154,8 +216,10 @@ static void t_metrics(void)
 void suite_identity(void)
 {
 	TEST_CASE("identity", "annotation-keys", t_keys);
+	TEST_CASE("identity", "source-names", t_source_names);
 	TEST_CASE("identity", "sanitize", t_sanitize);
 	TEST_CASE("identity", "from-annotations", t_from_annotations);
+	TEST_CASE("identity", "one-family", t_one_family);
 	TEST_CASE("identity", "huge-value", t_huge_value);
 	TEST_CASE("identity", "prometheus-label-escape", t_label_escape);
 	TEST_CASE("identity", "prometheus-text", t_metrics);
