@@ -152,3 +152,20 @@ case_default_unguarded() {
 	return $ok
 }
 ct_case docker/runtime-runc-not-guarded case_default_unguarded
+
+# --- --privileged and --cap-add SYS_ADMIN: CAP_SYS_ADMIN in the host's user
+# namespace could detach the guard through bpf(); refused through the
+# wrapper's hook, with nsguard's reason in docker's error (#29 item 3).
+case_privileged() {
+	local opt
+	for opt in --privileged "--cap-add SYS_ADMIN"; do
+		# shellcheck disable=SC2086 # the option and its argument
+		dk run --rm --network none --runtime nsguard $opt "$DK_IMAGE" echo CONTAINER-RAN
+		CT_OUT=$DK_OUT CT_RC=$DK_RC
+		[[ $CT_OUT != *CONTAINER-RAN* ]] || { CT_WHY="$opt: the container ran"; return 1; }
+		want_run "docker run $opt" 125 \
+			"*nsguard: *with CAP_SYS_ADMIN or CAP_BPF*could detach its own guard*" || return 1
+	done
+	want_eq "records left" "$(find "$CT_RECORDS" -mindepth 1 ! -path "$CT_RECORDS/by-cgroup-id" -printf '%P\n')" ""
+}
+ct_case docker/privileged-refused case_privileged
