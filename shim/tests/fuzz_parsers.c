@@ -600,24 +600,32 @@ static bool go_annotations(const struct gval *v, struct go_spec *g)
 	return true;
 }
 
-/* runc's view of doc; false when Go refuses it (then runc runs nothing). */
-static bool go_decode(const char *doc, size_t len, struct go_spec *g, struct gparse *p)
+enum go_result { GO_OK, GO_SYNTAX, GO_TYPE };
+
+/*
+ * runc's view of doc: GO_SYNTAX when it is not JSON to Go, GO_TYPE when a
+ * value has the wrong type (an annotation that is a number): either way runc
+ * refuses and runs nothing.
+ */
+static enum go_result go_decode(const char *doc, size_t len, struct go_spec *g, struct gparse *p)
 {
 	const struct gval *root;
 
 	memset(g, 0, sizeof(*g));
 	*p = (struct gparse){ .s = (const unsigned char *)doc, .n = len };
 	root = gvalue(p);
-	if (!root || root->kind != G_OBJ)
-		return false;
+	if (!root)
+		return GO_SYNTAX;
+	if (root->kind != G_OBJ)
+		return GO_TYPE;
 	for (size_t m = 0; m < root->n; m++) {
 		if (gfield(root->keys[m], root->klens[m], "hooks") && !go_hooks(root->items[m], g))
-			return false;
+			return GO_TYPE;
 		if (gfield(root->keys[m], root->klens[m], "annotations") &&
 		    !go_annotations(root->items[m], g))
-			return false;
+			return GO_TYPE;
 	}
-	return true;
+	return GO_OK;
 }
 
 static bool go_hook_is_ours(const struct go_hook *h, const char *config, const char *stage)
@@ -649,16 +657,22 @@ static bool go_has_ours(const struct go_spec *g, int stage, const char *config, 
  * The differential check: what the wrapper wrote, as runc reads it, runs
  * nsguard's createRuntime (or prestart) and poststop hooks, first where the
  * wrapper says it added them, and carries the annotation it set.  A
- * document Go cannot decode is a failure too: the wrapper only passes
- * strict JSON.
+ * document that is not JSON to Go is a failure too (the wrapper only passes
+ * strict JSON); one of the wrong types runc refuses, which is safe.
  */
 static void check_as_runc(const char *doc, size_t len, unsigned what, const char *config)
 {
 	struct gparse p;
 	struct go_spec g;
+	enum go_result r = go_decode(doc, len, &g, &p);
 
-	if (!go_decode(doc, len, &g, &p))
+	if (r == GO_SYNTAX)
 		abort();
+	if (r == GO_TYPE) {
+		go_spec_free(&g);
+		gfree(&p);
+		return;
+	}
 	if (!g.hooks)
 		abort();
 	if (!go_has_ours(&g, 1, config, what & SPEC_ADDED_CREATE_RUNTIME) &&
