@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
 
 #include "jsonstrict.h"
 #include "log.h"
@@ -53,10 +55,24 @@ bool json_fold_equal(const char *a, size_t alen, const char *b, size_t blen)
 	return i == alen && j == blen;
 }
 
+/*
+ * FNV-1a from a random start: a tenant who cannot predict it cannot fill
+ * one chain of the table with keys made to collide.
+ */
+static uint32_t hash_seed(void)
+{
+	static uint32_t seed;
+
+	if (!seed && getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (uint32_t)(uintptr_t)&seed ^ (uint32_t)getpid();
+	seed |= 1;
+	return seed;
+}
+
 static uint32_t fold_hash(const char *k, size_t len, uint32_t obj)
 {
 	const unsigned char *s = (const unsigned char *)k;
-	uint32_t h = 2166136261u ^ obj;
+	uint32_t h = (2166136261u ^ hash_seed()) + obj * 16777619u;
 	size_t i = 0;
 
 	while (i < len)
@@ -282,9 +298,15 @@ static int add_key(struct checker *c, uint32_t obj, size_t at, size_t off, size_
 	size_t h;
 	int err;
 
-	for (const char *const *name = c->names; name && *name; name++) {
-		size_t nlen = strlen(*name);
+	size_t i0 = 0;
+	uint32_t first = len ? json_fold_rune(next_rune((const unsigned char *)k, &i0)) : 0;
 
+	for (const char *const *name = c->names; name && *name; name++) {
+		size_t nlen;
+
+		if (json_fold_rune((unsigned char)**name) != first) /* most keys end here */
+			continue;
+		nlen = strlen(*name);
 		if (json_fold_equal(k, len, *name, nlen) && !(len == nlen && !memcmp(k, *name, len)))
 			return bad(c, at, "key " KEY_FMT " is \"%s\" to runc, which folds case: write it so",
 				   KEY_ARG(c, at), *name);
