@@ -49,7 +49,8 @@ static const char usage_text[] =
 	"  --runtime PATH    the real runtime (default: runtime in the config, else runc)\n"
 	"  --annotation KEY=VALUE\n"
 	"                    set an nsguard.io/ annotation, replacing the bundle's (repeatable)\n"
-	"  --config PATH     the admin config (default /etc/nsguard/nsguard.conf)\n"
+	"  --config PATH     the admin config, for the wrapper and the hooks it adds\n"
+	"                    (default /etc/nsguard/nsguard.conf)\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"See nsguard(8), RUNTIME WRAPPER.\n";
@@ -219,12 +220,20 @@ struct self {
 	ino_t ino;
 };
 
+/*
+ * The file itself, not a symlink to it, and not reached through /proc or
+ * /dev (a symlinked directory on the way): what the runtime will run is
+ * what this process is.
+ */
 static bool is_self(const char *path, void *data)
 {
 	const struct self *me = data;
+	cleanup_free char *real = realpath(path, NULL);
 	struct stat st;
 
-	return stat(path, &st) == 0 && st.st_dev == me->dev && st.st_ino == me->ino;
+	return real && strncmp(real, "/proc/", 6) != 0 && strncmp(real, "/dev/", 5) != 0 &&
+	       lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == me->dev &&
+	       st.st_ino == me->ino;
 }
 
 /* Replace config.json in the bundle: same owner and mode, atomically. */
@@ -254,7 +263,7 @@ static int write_spec(int dfd, const char *bundle, const struct stat *st, const 
 	return 0;
 }
 
-static int guard_bundle(const char *bundle, const struct runtime_opts *o)
+static int guard_bundle(const char *bundle, const struct runtime_opts *o, const char *config)
 {
 	char self_path[PATH_MAX];
 	struct stat st, exe;
@@ -290,6 +299,7 @@ static int guard_bundle(const char *bundle, const struct runtime_opts *o)
 
 	err = spec_edit_apply(text, len,
 			      &(struct spec_edit){ .hook_path = self_path,
+						   .config_path = config,
 						   .is_self = is_self,
 						   .data = &me,
 						   .keys = o->keys,
@@ -359,6 +369,7 @@ static int subcommand(int argc, char **argv)
 int cmd_runtime_run(struct cmd_ctx *ctx, int argc, char **argv, const char *tier)
 {
 	struct runtime_opts o = { 0 };
+	cleanup_free char *config = NULL;
 	struct nsguard_config cfg;
 	char path[PATH_MAX];
 	const char *name;
@@ -384,12 +395,24 @@ int cmd_runtime_run(struct cmd_ctx *ctx, int argc, char **argv, const char *tier
 	}
 	args = argv + first;
 	argc -= first;
+	/* The hooks read the same file: by an absolute path, as they run
+	 * elsewhere (runc runs them in the bundle). */
+	if (ctx->config_path && ctx->config_path[0] != '/') {
+		config = realpath(ctx->config_path, NULL);
+		if (!config) {
+			err = nsg_fail(errno, "config %s: %s", ctx->config_path, strerror(errno));
+			goto out;
+		}
+		ctx->config_path = config;
+	}
 	name = o.runtime;
-	if (!name) {
+	/* A --config file is read here too: a broken one refuses now, not in the hook. */
+	if (!name || ctx->config_path) {
 		err = cmd_load_config(ctx, &cfg);
 		if (err < 0)
 			goto out;
-		name = cfg.runtime[0] ? cfg.runtime : RUNTIME_DEFAULT;
+		if (!name)
+			name = cfg.runtime[0] ? cfg.runtime : RUNTIME_DEFAULT;
 	}
 	err = find_runtime(name, path, sizeof(path));
 	if (err < 0)
@@ -405,7 +428,7 @@ int cmd_runtime_run(struct cmd_ctx *ctx, int argc, char **argv, const char *tier
 
 		err = find_bundle(argc - sub - 1, args + sub + 1, &bundle, &edit);
 		if (err == 0 && edit)
-			err = guard_bundle(bundle, &o);
+			err = guard_bundle(bundle, &o, ctx->config_path);
 		if (err < 0)
 			goto out;
 	}

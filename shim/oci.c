@@ -16,6 +16,7 @@
 
 #include "fileio.h"
 #include "json.h"
+#include "jsonstrict.h"
 #include "log.h"
 #include "oci.h"
 #include "util.h"
@@ -38,85 +39,37 @@ bool oci_id_valid(const char *id)
 	return true;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+/* What jsonstrict.h's check holds a folded key against (oci.h). */
+const char *const oci_config_keys[] = {
+	/* spec.c: the hooks it adds and recognises */
+	"hooks", "prestart", "createRuntime", "createContainer", "startContainer", "poststart",
+	"poststop", "path", "args", "env", "timeout",
+	/* merge_config, and the container's shape */
+	"annotations", "mounts", "destination", "source", "type", "options", "linux", "cgroupsPath",
+	"namespaces", "root", "process",
+	/* add_capabilities */
+	"capabilities", "bounding", "effective", "inheritable", "permitted", "ambient", NULL
+};
+const char *const oci_state_keys[] = { "ociVersion", "id", "pid", "status", "bundle",
+				       "annotations", NULL };
 
 /*
- * cJSON keeps duplicate keys as siblings and GetObjectItem returns the first,
- * while a Go runtime keeps the last: a duplicate could make us enforce a
- * policy other than the one the runtime shows, so it is refused.  Sorting
- * keeps this O(n log n) for hostile documents with many keys.
+ * Parse a document the runtime read too: only what every reader reads
+ * alike (jsonstrict.h: UTF-8, whitespace, escapes, \u0000, keys given twice
+ * or folded onto one of names) reaches cJSON.
  */
-static int check_duplicates(const cJSON *obj, const char *what, bool recurse)
-{
-	cleanup_free const char **names = NULL;
-	const cJSON *it;
-	size_t n = 0, i;
-	int err = 0;
-
-	cJSON_ArrayForEach(it, obj)
-		n++;
-	if (n > 1) {
-		names = calloc(n, sizeof(*names));
-		if (!names)
-			return nsg_fail(ENOMEM, "%s: out of memory", what);
-		i = 0;
-		cJSON_ArrayForEach(it, obj)
-			names[i++] = it->string ? it->string : "";
-		if (cJSON_IsObject(obj)) {
-			qsort(names, n, sizeof(*names), cmp_str);
-			for (i = 1; i < n; i++)
-				if (strcmp(names[i - 1], names[i]) == 0)
-					return nsg_fail(EINVAL, "%s: key \"%.64s\" is given twice", what,
-							names[i]);
-		}
-	}
-	if (!recurse)
-		return 0;
-	cJSON_ArrayForEach(it, obj) {
-		if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
-			err = check_duplicates(it, what, true);
-			if (err < 0)
-				return err;
-		}
-	}
-	return 0;
-}
-
-/*
- * cJSON decodes "\u0000" into a NUL that silently truncates the string; a
- * runtime would see the whole value.  Refuse the escape in the raw text (an
- * escape is a backslash preceded by an even number of backslashes).
- */
-static bool has_nul_escape(const char *buf, size_t len)
-{
-	size_t i, run = 0;
-
-	for (i = 0; i < len; i++) {
-		if (buf[i] == '\\') {
-			run++;
-			continue;
-		}
-		if ((run & 1) && buf[i] == 'u' && len - i >= 5 && memcmp(buf + i, "u0000", 5) == 0)
-			return true;
-		run = 0;
-	}
-	return false;
-}
-
-static int parse_doc(const char *in, size_t len, const char *what, cJSON **out)
+static int parse_doc(const char *in, size_t len, const char *what, const char *const *names,
+		     cJSON **out)
 {
 	cleanup_free char *buf = NULL;
-	const char *end = NULL;
 	cleanup_cjson cJSON *doc = NULL;
-	size_t off;
+	int err;
 
 	if (len == 0)
 		return nsg_fail(EINVAL, "%s: empty document", what);
-	if (memchr(in, '\0', len))
-		return nsg_fail(EINVAL, "%s: contains a NUL byte", what);
+	err = json_strict_check(in, len, what, names);
+	if (err < 0)
+		return err;
 	/* libcjson is not built with sanitizers: a terminated copy means a
 	 * length bug in it can never read past the caller's buffer. */
 	buf = malloc(len + 1);
@@ -124,20 +77,9 @@ static int parse_doc(const char *in, size_t len, const char *what, cJSON **out)
 		return nsg_fail(ENOMEM, "%s: out of memory", what);
 	memcpy(buf, in, len);
 	buf[len] = '\0';
-	if (has_nul_escape(buf, len))
-		return nsg_fail(EINVAL, "%s: contains a \\u0000 escape", what);
-	doc = cJSON_ParseWithLengthOpts(buf, len, &end, false);
-	if (!doc) {
-		off = (end && end >= buf && end <= buf + len) ? (size_t)(end - buf) : len;
-		if (off >= len)
-			return nsg_fail(EINVAL, "%s: truncated or invalid JSON", what);
-		return nsg_fail(EINVAL, "%s: invalid JSON at byte %zu", what, off);
-	}
-	/* Nothing but whitespace may follow the document. */
-	for (off = end - buf; off < len; off++) {
-		if (!strchr(" \t\r\n", buf[off]))
-			return nsg_fail(EINVAL, "%s: trailing data at byte %zu", what, off);
-	}
+	doc = cJSON_ParseWithLength(buf, len);
+	if (!doc)
+		return nsg_fail(EINVAL, "%s: invalid JSON", what);
 	if (!cJSON_IsObject(doc))
 		return nsg_fail(EINVAL, "%s: top level is not a JSON object", what);
 	*out = steal_pointer(&doc);
@@ -223,9 +165,6 @@ static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new
 		return 0;
 	if (!cJSON_IsObject(obj))
 		return nsg_fail(EINVAL, "%s: \"annotations\" is not an object", what);
-	err = check_duplicates(obj, what, false);
-	if (err < 0)
-		return err;
 	cJSON_ArrayForEach(it, obj) {
 		if (!cJSON_IsString(it) || !it->valuestring)
 			return nsg_fail(EINVAL, "%s: annotation \"%.64s\" is not a string", what,
@@ -294,9 +233,6 @@ static int state_from_doc(const cJSON *doc, const char *what, struct oci_state *
 {
 	int err = 0;
 
-	err = check_duplicates(doc, what, true);
-	if (err < 0)
-		return err;
 	err = get_string(doc, "ociVersion", true, what, &st->oci_version);
 	if (err < 0)
 		return err;
@@ -329,7 +265,7 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	err = parse_doc(buf, len, what, &doc);
+	err = parse_doc(buf, len, what, oci_state_keys, &doc);
 	if (err < 0)
 		return err;
 	err = state_from_doc(doc, what, &st);
@@ -404,9 +340,7 @@ static int add_mounts(struct oci_state *st, const cJSON *arr, const char *what)
 		if (!cJSON_IsObject(it))
 			return nsg_fail(EINVAL, "%s: mounts[%zu] is not an object", what, i);
 		st->n_mounts = ++i; /* freed with the state from here on */
-		err = check_duplicates(it, what, false);
-		if (!err)
-			err = get_string(it, "destination", true, what, &m->destination);
+		err = get_string(it, "destination", true, what, &m->destination);
 		if (!err)
 			err = get_string(it, "source", false, what, &m->source);
 		if (!err)
@@ -440,24 +374,17 @@ static int add_capabilities(struct oci_state *st, const cJSON *proc, const char 
 	static const char *const sets[] = { "bounding", "effective", "inheritable", "permitted",
 					    "ambient" };
 	const cJSON *caps, *set, *c;
-	int err = 0;
 
 	st->caps_detach = true;
 	if (!proc || cJSON_IsNull(proc))
 		return 0;
 	if (!cJSON_IsObject(proc))
 		return nsg_fail(EINVAL, "%s: \"process\" is not an object", what);
-	err = check_duplicates(proc, what, false);
-	if (err)
-		return err;
 	caps = cJSON_GetObjectItemCaseSensitive(proc, "capabilities");
 	if (!caps || cJSON_IsNull(caps))
 		return 0;
 	if (!cJSON_IsObject(caps))
 		return nsg_fail(EINVAL, "%s: process.capabilities is not an object", what);
-	err = check_duplicates(caps, what, false);
-	if (err)
-		return err;
 	st->caps_detach = false;
 	st->have_caps = true;
 	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
@@ -484,12 +411,7 @@ static int merge_config(struct oci_state *st, const char *buf, size_t len, const
 	const cJSON *lx;
 	int err = 0;
 
-	err = parse_doc(buf, len, what, &doc);
-	if (err < 0)
-		return err;
-	/* Only the parts we read are checked for duplicates: a runtime accepts
-	 * duplicates elsewhere and they do not change what we enforce. */
-	err = check_duplicates(doc, what, false);
+	err = parse_doc(buf, len, what, oci_config_keys, &doc);
 	if (err < 0)
 		return err;
 	err = add_annotations(st, cJSON_GetObjectItemCaseSensitive(doc, "annotations"), true, what);
@@ -500,9 +422,7 @@ static int merge_config(struct oci_state *st, const char *buf, size_t len, const
 	if (lx && !cJSON_IsNull(lx)) {
 		if (!cJSON_IsObject(lx))
 			return nsg_fail(EINVAL, "%s: \"linux\" is not an object", what);
-		err = check_duplicates(lx, what, false);
-		if (!err)
-			err = get_string(lx, "cgroupsPath", false, what, &st->cgroups_path);
+		err = get_string(lx, "cgroupsPath", false, what, &st->cgroups_path);
 		if (err)
 			return err;
 	}

@@ -28,6 +28,15 @@
 #define OCI_ANNOTATIONS_MAX 16
 bool oci_annotation_is_ours(const char *key);
 
+/*
+ * Every key nsguard looks up in a config.json (oci.c, spec.c) and in an OCI
+ * state, NULL-ended: a key that Go's decoder folds onto one of them without
+ * being it is refused (json_strict_check), as is any document runc, crun and
+ * nsguard could read differently.
+ */
+extern const char *const oci_config_keys[];
+extern const char *const oci_state_keys[];
+
 struct oci_annotation {
 	char *key;
 	char *value;
@@ -71,7 +80,8 @@ struct oci_state {
  * Parse a state document.  Requires ociVersion and id (a safe file name:
  * [A-Za-z0-9_.+-], not starting with '.', at most OCI_ID_MAX bytes); pid must be a
  * non-negative integer if present; annotations must map strings to strings.
- * A key given twice is an error.  Of the annotations only the nsguard.io/ ones
+ * The document must pass json_strict_check (jsonstrict.h): a key given twice
+ * or folded, invalid UTF-8, odd whitespace or escapes are errors.  Of the annotations only the nsguard.io/ ones
  * are kept.  Returns 0 or -EINVAL with nsg_fail().
  */
 int oci_state_parse(const char *buf, size_t len, struct oci_state *out);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Edit config.json as text (spec.h).  cJSON checks the whole document first;
- * a small scanner then finds the spans to change.  A cJSON round trip would
+ * Edit config.json as text (spec.h).  json_strict_check refuses whatever
+ * runc, crun and nsguard could read differently; a small scanner then finds
+ * the spans to change in what is left: strict JSON, whitespace as JSON has
+ * it, valid UTF-8, no key twice.  A cJSON round trip would
  * print 64-bit numbers (memory limits, ids) as doubles, which runc rejects.
  */
 #include <errno.h>
@@ -12,12 +14,14 @@
 #include <cjson/cJSON.h>
 
 #include "json.h"
+#include "jsonstrict.h"
 #include "log.h"
+#include "oci.h"
 #include "spec.h"
 #include "util.h"
 
 #define BAD ((size_t)-1)
-#define KEY_MAX 256 /* longer keys are never ours; compared by their start */
+#define KEY_MAX 1024 /* a longer key is none of the names spec.c looks for */
 
 static size_t ws(const char *s, size_t n, size_t i)
 {
@@ -37,7 +41,7 @@ static size_t skip_string(const char *s, size_t n, size_t i)
 	return BAD;
 }
 
-/* The end of the value at i (the document is valid JSON: cJSON said so). */
+/* The end of the value at i (the document is strict JSON: json_strict_check said so). */
 static size_t skip_value(const char *s, size_t n, size_t i)
 {
 	int depth = 0;
@@ -66,112 +70,22 @@ static size_t skip_value(const char *s, size_t n, size_t i)
 	return BAD;
 }
 
-static int hex4(const char *s, unsigned *v)
-{
-	*v = 0;
-	for (int k = 0; k < 4; k++) {
-		char c = s[k];
-
-		*v <<= 4;
-		if (c >= '0' && c <= '9')
-			*v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			*v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			*v |= c - 'A' + 10;
-		else
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * The string at s[i] ('"') decoded to code points (what Go compares keys
- * by), at most cap of them; *len their number, or cap + 1 if there were more.
- */
-static void decode(const char *s, size_t n, size_t i, unsigned *cp, size_t cap, size_t *len)
-{
-	size_t k = 0;
-
-	for (i++; i < n && s[i] != '"' && k <= cap; k++) {
-		unsigned c = (unsigned char)s[i], lo;
-
-		if (c == '\\') {
-			c = (unsigned char)s[i + 1];
-			i += 2;
-			switch (c) {
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
-			case 'n': c = '\n'; break;
-			case 'r': c = '\r'; break;
-			case 't': c = '\t'; break;
-			case 'u':
-				if (i + 4 > n || hex4(s + i, &c) < 0)
-					c = 0xfffd;
-				i += 4;
-				if (c >= 0xd800 && c < 0xdc00 && i + 6 <= n && s[i] == '\\' &&
-				    s[i + 1] == 'u' && hex4(s + i + 2, &lo) == 0 && lo >= 0xdc00 &&
-				    lo < 0xe000) {
-					c = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);
-					i += 6;
-				} else if (c >= 0xd800 && c < 0xe000) {
-					c = 0xfffd;
-				}
-				break;
-			default: break; /* \" \\ \/ */
-			}
-		} else if (c < 0x80) {
-			i++;
-		} else {
-			/* UTF-8: cJSON accepted the bytes; take the code point. */
-			int more = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
-
-			c &= 0x3f >> more;
-			for (i++; more-- > 0 && i < n; i++)
-				c = (c << 6) | ((unsigned char)s[i] & 0x3f);
-		}
-		if (k < cap)
-			cp[k] = c;
-	}
-	*len = k;
-}
-
 enum key_match { KEY_OTHER, KEY_EXACT, KEY_FOLDED };
 
 /*
- * The key at s[i] against name (ASCII): equal, or equal only the way Go's
- * encoding/json matches struct fields (ASCII case, and U+017F and U+212A,
- * the two non-ASCII runes that fold to ASCII letters: s and k).
+ * The key at s[i] against name: equal, or equal only the way Go's
+ * encoding/json matches struct fields (json_fold_rune).
  */
 static enum key_match key_match(const char *s, size_t n, size_t i, const char *name, bool fold)
 {
-	unsigned cp[KEY_MAX];
-	size_t len, k, nlen = strlen(name);
-	bool exact = true;
+	char k[KEY_MAX];
+	size_t len = json_string_decode(s, n, i, k, sizeof(k)), nlen = strlen(name);
 
-	decode(s, n, i, cp, KEY_MAX, &len);
-	if (len != nlen)
+	if (len > sizeof(k)) /* three bytes a rune at most: longer than any name */
 		return KEY_OTHER;
-	for (k = 0; k < len; k++) {
-		unsigned c = cp[k], want = (unsigned char)name[k];
-
-		if (c == want)
-			continue;
-		exact = false;
-		if (!fold)
-			return KEY_OTHER;
-		if (c == 0x17f)
-			c = 's';
-		else if (c == 0x212a)
-			c = 'k';
-		if (c >= 'A' && c <= 'Z')
-			c += 'a' - 'A';
-		if (want >= 'A' && want <= 'Z')
-			want += 'a' - 'A';
-		if (c != want)
-			return KEY_OTHER;
-	}
-	return exact ? KEY_EXACT : KEY_FOLDED;
+	if (len == nlen && memcmp(k, name, len) == 0)
+		return KEY_EXACT;
+	return fold && json_fold_equal(k, len, name, nlen) ? KEY_FOLDED : KEY_OTHER;
 }
 
 /* One member of an object: the key's '"' and the value's span. */
@@ -254,20 +168,67 @@ static int find(const char *s, size_t n, size_t open, const char *name, bool fol
 	return found;
 }
 
-static bool string_is(const char *s, size_t n, const struct member *m, const char *v)
+/* The string at s[i], decoded, malloc'd (NULL when out of memory). */
+static char *string_dup(const char *s, size_t n, size_t i)
 {
-	return s[m->val] == '"' && key_match(s, n, m->val, v, false) == KEY_EXACT;
+	size_t len = json_string_decode(s, n, i, NULL, 0);
+	char *v = malloc(len + 1);
+
+	if (v) {
+		json_string_decode(s, n, i, v, len);
+		v[len] = '\0';
+	}
+	return v;
 }
 
-/* The hook {"path": self, "args": ["nsguard", "hook", stage]} and nothing else. */
+static bool string_is(const char *s, size_t n, const struct member *m, const char *v)
+{
+	cleanup_free char *got = NULL;
+
+	if (s[m->val] != '"')
+		return false;
+	got = string_dup(s, n, m->val);
+	return got && strcmp(got, v) == 0;
+}
+
+/*
+ * A path that names one file for the wrapper and for the runtime that runs
+ * the hook: absolute, no empty, "." or ".." component, nothing under /proc
+ * (/proc/self/exe is the wrapper to one and the runtime to the other) or
+ * /dev (/dev/fd/N).  is_self then checks the file itself.
+ */
+static bool path_plain(const char *p)
+{
+	const char *c, *next;
+
+	if (p[0] != '/' || strncmp(p, "/proc/", 6) == 0 || strncmp(p, "/dev/", 5) == 0)
+		return false;
+	for (c = p; c; c = next) {
+		size_t len;
+
+		next = strchr(c + 1, '/');
+		len = next ? (size_t)(next - c - 1) : strlen(c + 1);
+		if (len == 0 || (len == 1 && c[1] == '.') || (len == 2 && c[1] == '.' && c[2] == '.'))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The hook {"path": self, "args": ARGS} and at most a timeout: ARGS are
+ * ["nsguard", "hook", stage], or with a config ["nsguard", "--config",
+ * config, "hook", stage].
+ */
 static bool hook_is_ours(const char *s, size_t n, size_t open, const struct spec_edit *e,
 			 const char *stage)
 {
-	static const char *const want_args[] = { "nsguard", "hook", NULL };
+	const char *with_config[] = { "nsguard", "--config", e->config_path, "hook", stage };
+	const char *plain[] = { "nsguard", "hook", stage };
+	const char **want_args = e->config_path ? with_config : plain;
+	size_t want_n = e->config_path ? ARRAY_SIZE(with_config) : ARRAY_SIZE(plain);
 	struct walk w = walk_start(s, n, open), a;
 	struct member it, arg;
 	bool path = false, args = false;
-	char *p;
 
 	if (s[open] != '{')
 		return false;
@@ -275,10 +236,9 @@ static bool hook_is_ours(const char *s, size_t n, size_t open, const struct spec
 		if (key_match(s, n, it.key, "timeout", false) == KEY_EXACT)
 			continue;
 		if (key_match(s, n, it.key, "path", false) == KEY_EXACT && !path && s[it.val] == '"') {
-			p = strndup(s + it.val + 1, it.end - it.val - 2);
-			/* Escapes or NUL: not what nsguard writes. */
-			path = p && !strpbrk(p, "\\") && e->is_self(p, e->data);
-			free(p);
+			cleanup_free char *p = string_dup(s, n, it.val);
+
+			path = p && path_plain(p) && e->is_self(p, e->data);
 			if (!path)
 				return false;
 			continue;
@@ -288,9 +248,9 @@ static bool hook_is_ours(const char *s, size_t n, size_t open, const struct spec
 
 			a = walk_start(s, n, it.val);
 			for (; walk_next(&a, &arg); k++)
-				if (k > 2 || !string_is(s, n, &arg, k < 2 ? want_args[k] : stage))
+				if (k >= want_n || !string_is(s, n, &arg, want_args[k]))
 					return false;
-			args = k == 3;
+			args = k == want_n;
 			if (!args)
 				return false;
 			continue;
@@ -405,12 +365,22 @@ static int edit_hooks(struct plan *p, const char *s, size_t n, struct member *ro
 	};
 	struct member hooks = *root_m, st[ARRAY_SIZE(stages)], pre;
 	bool has[ARRAY_SIZE(stages)] = { false }, has_pre = false;
-	char *members = NULL, *path = quote(e->hook_path);
+	char *members = NULL, *path = quote(e->hook_path), *config = NULL;
 	bool oom = false;
 	int r;
 
 	if (!path)
 		return -ENOMEM;
+	/* The wrapper's --config FILE: the hooks read the same file. */
+	if (e->config_path) {
+		cleanup_free char *q = quote(e->config_path);
+
+		config = q ? fmt("\"--config\",%s,", q) : NULL;
+		if (!config) {
+			free(path);
+			return -ENOMEM;
+		}
+	}
 	if (has_hooks && s[hooks.val] == '{') {
 		for (size_t k = 0; k < ARRAY_SIZE(stages); k++) {
 			r = find(s, n, hooks.val, stages[k].name, true, "config.json \"hooks\"",
@@ -440,8 +410,8 @@ static int edit_hooks(struct plan *p, const char *s, size_t n, struct member *ro
 		if (k == 0 && has_pre && has_ours(s, n, &pre, e, "prestart"))
 			continue;
 		*what |= stages[k].bit;
-		hook = fmt("{\"path\":%s,\"args\":[\"nsguard\",\"hook\",\"%s\"],\"timeout\":30}",
-			   path, stages[k].name);
+		hook = fmt("{\"path\":%s,\"args\":[\"nsguard\",%s\"hook\",\"%s\"],\"timeout\":30}",
+			   path, config ?: "", stages[k].name);
 		if (!hook) {
 			r = -ENOMEM;
 			goto out;
@@ -470,6 +440,7 @@ out:
 	if (r < 0)
 		free(members);
 	free(path);
+	free(config);
 	return r;
 }
 
@@ -531,17 +502,12 @@ int spec_edit_apply(const char *in, size_t len, const struct spec_edit *e, char 
 
 	*out = NULL;
 	*what = 0;
-	if (memchr(in, '\0', len))
-		return nsg_fail(EINVAL, "config.json contains a NUL byte");
-	{
-		const char *end = NULL;
-		cleanup_cjson cJSON *doc = cJSON_ParseWithLengthOpts(in, len, &end, false);
-
-		/* Nothing after it either: runc's decoder refuses what cJSON ignores. */
-		if (!cJSON_IsObject(doc) || ws(in, len, end - in) != len)
-			return nsg_fail(EINVAL, "config.json is not a JSON object");
-	}
+	r = json_strict_check(in, len, "config.json", oci_config_keys);
+	if (r < 0)
+		return r;
 	root.val = ws(in, len, 0);
+	if (in[root.val] != '{')
+		return nsg_fail(EINVAL, "config.json is not a JSON object");
 	root.end = skip_value(in, len, root.val);
 	has_hooks = find(in, len, root.val, "hooks", true, "config.json", &hooks);
 	if (has_hooks < 0)
@@ -584,15 +550,12 @@ int spec_edit_apply(const char *in, size_t len, const struct spec_edit *e, char 
 	memcpy(text + o, in + i, len - i);
 	o += len - i;
 	text[o] = '\0';
-	{
-		/* What we wrote must parse, or the runtime gets nothing. */
-		cleanup_cjson cJSON *doc = cJSON_ParseWithLength(text, o);
-
-		if (!cJSON_IsObject(doc)) {
-			free(text);
-			r = nsg_fail(EPROTO, "config.json: the edited document does not parse");
-			goto done;
-		}
+	/* What we wrote must read alike to everyone too (a --config path in
+	 * invalid UTF-8 would not). */
+	r = json_strict_check(text, o, "config.json as edited", oci_config_keys);
+	if (r < 0) {
+		free(text);
+		goto done;
 	}
 	*out = text;
 done:

@@ -13,7 +13,13 @@
 
 struct spec_edit {
 	const char *hook_path; /* the nsguard binary, absolute */
-	/* Whether a hook's path is this nsguard (same file), for "already there". */
+	/* The admin config the hooks read (absolute), NULL for the default. */
+	const char *config_path;
+	/*
+	 * Whether a hook's path is this nsguard's own file, for "already
+	 * there"; spec.c has checked that the path is absolute and plain
+	 * (no "."/".."/empty component, not under /proc or /dev).
+	 */
 	bool (*is_self)(const char *path, void *data);
 	void *data;
 	/* Annotations to set, replacing the bundle's values for the same keys. */
@@ -30,14 +36,16 @@ enum {
 };
 
 /*
- * Add {"path": hook_path, "args": ["nsguard", "hook", STAGE]} to
+ * Add {"path": hook_path, "args": ["nsguard", "hook", STAGE]} (with
+ * config_path: ["nsguard", "--config", config_path, "hook", STAGE]) to
  * hooks.createRuntime and hooks.poststop, first in each array, unless a hook
- * of exactly that form (path is_self, no env, no other member) is there
- * already (for the guard, also "prestart" in hooks.prestart), and set the
- * annotations.  *out is malloc'd (NULL when nothing changed), *what the
+ * of exactly that form (path plain and is_self, no env, no other member) is
+ * there already (for the guard, also "prestart" in hooks.prestart), and set
+ * the annotations.  *out is malloc'd (NULL when nothing changed), *what the
  * SPEC_* bits.  A document the runtime could read differently from us is
- * refused (-EINVAL with a message): a key given twice, or one that Go's
- * encoding/json (runc) folds onto a key we edit ("Hooks", "hoo\u212As").
+ * refused (-EINVAL with a message): whatever json_strict_check refuses
+ * (invalid UTF-8, odd whitespace, a key given twice or folded onto one of
+ * oci_config_keys, ...), and an annotation key nsguard sets in another case.
  */
 int spec_edit_apply(const char *in, size_t len, const struct spec_edit *e, char **out,
 		    unsigned *what);

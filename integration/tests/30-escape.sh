@@ -82,6 +82,28 @@ layout_refused() {
 ct_case escape/host-cgroupns-host-root-refused layout_refused hostns-root \
 	"*runs as the host's root*" "/sys/fs/cgroup/$CT_CGPARENT/escaped-$S" \
 	--host-cgroupns --cgroup-rw --allcaps
+# The host's cgroupfs bound read-write into a host-root container, under a
+# key runc's decoder folds onto "mounts": runc makes the mounts, while the
+# hook once read no "mounts", refused nothing and the container ran.  Refused now, as any key
+# that runc reads as one nsguard reads, whatever fail-mode says.
+case_folded_mounts() {
+	local id=folded-mounts-$S f
+	ct_bundle "$id" --errno EACCES --conf "$OPEN_CONF" --allcaps \
+		--mount '{"destination": "/h", "type": "bind", "source": "/sys/fs/cgroup", "options": ["rbind", "rw"]}' \
+		-- nsg-userns move "/h/$CT_CGPARENT/folded-escaped-$S" unshare || return 1
+	f=$CT_WORK/b/$id/config.json
+	sed -i 's/^ "mounts": \[/ "Mounts": [/' "$f"
+	grep -q '^ "Mounts": \[' "$f" || { CT_WHY="no \"Mounts\" key in $f"; return 1; }
+	ct_run "$id"
+	rmdir "$CT_CGFS/$CT_CGPARENT/folded-escaped-$S" 2>/dev/null
+	[[ $CT_OUT != *"move: "* && $CT_OUT != *"unshare: "* ]] ||
+		{ CT_WHY="the container ran its command: $(ct_tail)"; return 1; }
+	# (runc quotes the hook's stderr: \" for ")
+	want_run "$CRUN output" "$CT_RC" '*nsguard: *key *Mounts* is *mounts* to runc, which folds case*' || return 1
+	ct_gone "$id" ""
+}
+# (crun reads keys as written: it refuses a config.json without "mounts" itself.)
+[ "${CRUN##*/}" = runc ] && ct_case escape/folded-mounts-key-refused case_folded_mounts
 # The host's cgroup namespace, a user namespace, and a parent cgroup delegated
 # to the container's root: it could move itself into a sibling.
 case_delegated_parent() {

@@ -107,6 +107,77 @@ case_no_duplicate() {
 	want_run "nsg-userns unshare" 1 "unshare: fail errno=EPERM"
 }
 
+# --- what the runtime would read differently from the wrapper: refused.
+# refused ID SAVED WHAT: the last start exited non-zero with one line, the
+# wrapper's, naming WHAT; config.json is SAVED byte for byte; no container.
+# A start that succeeded says whether the container was guarded.
+refused() {
+	local id=$1 saved=$2 what=$3 n
+	if [ "$CT_RC" = 0 ]; then
+		ct_exec "$id" nsg-userns unshare
+		CT_WHY="started (want refused): nested unshare exit $CT_RC '${CT_OUT:0:80}', status '$(ct_status "$id")'"
+		return 1
+	fi
+	n=$(printf '%s\n' "$CT_OUT" | wc -l)
+	if [ "$n" != 1 ] || [[ $CT_OUT != "nsguard: "*"$what"* ]]; then
+		CT_WHY="exit $CT_RC, want one 'nsguard: ...$what...' line: $(ct_tail)"
+		return 1
+	fi
+	cmp -s "$saved" "$CT_WORK/b/$id/config.json" || { CT_WHY="config.json was changed"; return 1; }
+	! "$REAL" --root "$CT_RUNROOT" state "$id" >/dev/null 2>&1 || { CT_WHY="$id was created"; return 1; }
+}
+
+# "\xC1\xA8ooks": an overlong 'h' that spec.c once decoded as "hooks"; runc
+# reads U+FFFD and crun the raw bytes, so neither runs these hooks.  They
+# point at /proc/self/exe, which the wrapper stat()ed as itself.
+case_overlong() {
+	local id=wutf8-$RTN-$S f
+	ct_bundle "$id" --no-hooks -- sleep 600 || return 1
+	f=$CT_WORK/b/$id/config.json
+	{
+		head -n 1 "$f"
+		printf ' "\xc1\xa8ooks": {"createRuntime": [{"path": "/proc/self/exe", "args": ["nsguard", "hook", "createRuntime"]}],\n'
+		printf '  "poststop": [{"path": "/proc/self/exe", "args": ["nsguard", "hook", "poststop"]}]},\n'
+		tail -n +2 "$f"
+	} >"$f.new" && mv "$f.new" "$f" && cp "$f" "$f.saved"
+	ct_start "$id"
+	refused "$id" "$f.saved" "invalid UTF-8"
+}
+
+# A form feed between two members of a hook: cJSON and crun's yajl skip it
+# as whitespace, JSON does not.  The wrapper once stopped reading the hook
+# there, took it for its own and left crun to run nsguard with the bundle's
+# environment (LD_PRELOAD).
+ff_hook() { printf '{"path": "%s", "args": ["nsguard", "hook", "%s"],\f"env": ["LD_PRELOAD=/nonexistent/x.so"]}' "$self" "$1"; }
+case_formfeed() {
+	local id=wff-$RTN-$S f
+	ct_bundle "$id" --no-hooks -- sleep 600 || return 1
+	f=$CT_WORK/b/$id/config.json
+	{
+		head -n 1 "$f"
+		printf ' "hooks": {"createRuntime": [%s], "poststop": [%s]},\n' "$(ff_hook createRuntime)" "$(ff_hook poststop)"
+		tail -n +2 "$f"
+	} >"$f.new" && mv "$f.new" "$f" && cp "$f" "$f.saved"
+	ct_start "$id"
+	refused "$id" "$f.saved" "control byte 0x0c"
+}
+
+# --config FILE reaches the hooks: a stricter file than the default refuses
+# what the default allows.
+case_config() {
+	local id=wconf-$RTN-$S conf=$WR/strict.conf got
+	ct_bundle "$id" --no-hooks --mode allow --ann run.oci.hooks.stderr=/proc/self/fd/2 -- sleep 600 || return 1
+	ct_start "$id"
+	if [ "$CT_RC" = 0 ]; then
+		ct_exec "$id" nsg-userns unshare
+		CT_WHY="started under allowed-modes = deny: nested unshare '${CT_OUT:0:80}', status '$(ct_status "$id")'"
+		return 1
+	fi
+	want_run "wrapper run -d" "$CT_RC" "*allowed-modes is deny*" || return 1
+	got=$(spec_of '.hooks.createRuntime[0].args' "$id")
+	want_eq "createRuntime args" "$got" "[\"nsguard\",\"--config\",\"$conf\",\"hook\",\"createRuntime\"]"
+}
+
 # --- pass-through: create, start, state, exec, pause, resume, ps, list,
 # kill, delete through the wrapper; each answer checked or compared.
 case_lifecycle() {
@@ -257,6 +328,13 @@ for RTN in crun runc; do
 	printf '#!/bin/sh\nexec %q runtime --runtime %q --annotation nsguard.io/userns=audit "$@"\n' \
 		"$NSGUARD" "$REAL" >"$WR/audit-$RTN" && chmod 755 "$WR/audit-$RTN"
 	CRUN=$WR/audit-$RTN ct_case tier-audit-option case_tier audit "allowed=0 denied=0 audited=1"
+	ct_case overlong-key case_overlong
+	[ "$RTN" = crun ] && ct_case formfeed case_formfeed
+	printf 'allowed-modes = deny\n' >"$WR/strict.conf"
+	# shellcheck disable=SC2016
+	printf '#!/bin/sh\nexec %q runtime --config %q --runtime %q "$@"\n' \
+		"$NSGUARD" "$WR/strict.conf" "$REAL" >"$WR/strict-$RTN" && chmod 755 "$WR/strict-$RTN"
+	CRUN=$WR/strict-$RTN ct_case config-reaches-hooks case_config
 	ct_case lifecycle case_lifecycle
 	ct_case exit-codes case_exit_codes
 	ct_case signal case_signal

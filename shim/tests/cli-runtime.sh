@@ -61,7 +61,8 @@ ok() {
 	fi
 }
 spec_q() { jq -e "$1" "$t/b/config.json" >/dev/null 2>&1; }
-ours="{\"path\":\"$NSG\",\"args\":[\"nsguard\",\"hook\",\"createRuntime\"],\"timeout\":30}"
+# --config FILE reaches the hooks: they name the same file.
+ours="{\"path\":\"$NSG\",\"args\":[\"nsguard\",\"--config\",\"$t/nsguard.conf\",\"hook\",\"createRuntime\"],\"timeout\":30}"
 
 # Pass-through: another subcommand, exit status and stdout are the runtime's.
 reset_bundle
@@ -77,7 +78,7 @@ reset_bundle
 run "$NSG" "${conf[@]}" runtime --root /run/x create --bundle "$t/b" --pid-file "$t/pid" ctr-1
 ok create-adds-hooks "want our createRuntime and poststop hooks, the prestart hook kept" eval \
 	'[ "$rc" = 0 ] && spec_q "(.hooks.createRuntime[0] == $ours) and
-	 .hooks.poststop[0].args == [\"nsguard\",\"hook\",\"poststop\"] and
+	 .hooks.poststop[0].args == [\"nsguard\",\"--config\",\"$t/nsguard.conf\",\"hook\",\"poststop\"] and
 	 .hooks.prestart == [{\"path\": \"/usr/bin/true\", \"args\": [\"true\", \"mine\"]}]"'
 ok create-keeps-bytes "want the 64-bit limit as written and the mode kept" eval \
 	'grep -q "\"limit\": 9223372036854775807}" "$t/b/config.json" &&
@@ -131,16 +132,67 @@ ok same-pid-fds-env "want the shell's pid, fds 5 and 6 and LISTEN_* as they were
 { run env FAKE_KILL=TERM "$NSG" "${conf[@]}" runtime kill x; } 2>/dev/null
 ok signal-status "a runtime killed by SIGTERM: the caller sees 143 (128+15)" eval '[ "$rc" = 143 ]'
 
-# Refusals: nothing run, config.json as it was, one line on stderr.
-for c in 'hooks-folded|{"Hooks": {}}|a key that the runtime may read as "hooks"' \
+# Refusals: nothing run, config.json as it was, one line on stderr.  The
+# documents are printf formats: what runc, crun and nsguard read differently.
+for c in 'hooks-folded|{"Hooks": {}}|byte 1: key "Hooks" is "hooks" to runc' \
 	'hooks-not-object|{"hooks": []}|"hooks" is not an object' \
-	'not-json|{"hooks": |is not a JSON object'; do
-	IFS='|' read -r name doc msg <<<"$c"
+	'not-json|{"hooks": |byte 11: the document ends where a value belongs' \
+	'overlong-hooks|{"\xc1\xa8ooks": {"createRuntime": [{"path": "/proc/self/exe", "args": ["nsguard", "hook", "createRuntime"]}]}}|byte 2: invalid UTF-8 (an overlong encoding)' \
+	'surrogate|{"a": "\xed\xa0\x80"}|byte 7: invalid UTF-8 (a UTF-16 surrogate encoded in UTF-8)' \
+	'formfeed|{"hooks": {},\f"x": 1}|byte 13: control byte 0x0c outside a string' \
+	'vtab|{\v"hooks": {}}|byte 1: control byte 0x0b outside a string' \
+	'bom|\xef\xbb\xbf{}|byte 0: a byte order mark' \
+	'raw-control|{"a": "\x01"}|byte 7: control byte 0x01 in a string' \
+	'nul-escape|{"a": "x\\u0000"}|byte 8: a \\u0000 escape' \
+	'lone-surrogate|{"a": "\\udc00"}|byte 7: a \\u escape of a lone UTF-16 surrogate' \
+	'twice-deep|{"linux": {"sysctl": {"a": "1", "a": "2"}}}|byte 32: key "a" is given twice' \
+	'folded-pair|{"x": {"k": 1, "\xe2\x84\xaa": 2}}|keys "k" and "\xe2\x84\xaa" are one key to runc' \
+	'folded-mounts|{"Mounts": []}|key "Mounts" is "mounts" to runc'; do
+	IFS='|' read -r name fmt msg <<<"$c"
+	# shellcheck disable=SC2059 # the document is the format
+	doc=$(printf "$fmt")
+	# shellcheck disable=SC2059
+	msg=$(printf "$msg")
 	reset_bundle "$doc"
 	run "$NSG" "${conf[@]}" runtime create --bundle "$t/b" x
-	ok "refuse-$name" "want exit 1, '$msg', the runtime not run, the file unchanged" eval \
-		'[ "$rc" = 1 ] && [[ $err == *"$msg"* ]] && [ -z "$got" ] && [ "$(cat "$t/b/config.json")" = "$doc" ]'
+	ok "refuse-$name" "want exit 1, one line '$msg', the runtime not run, the file unchanged" eval \
+		'[ "$rc" = 1 ] && [[ $err == "nsguard: $t/b/config.json: "*"$msg"* ]] &&
+		 [ "$(wc -l <"$t/err")" = 1 ] && [ -z "$got" ] && [ "$(cat "$t/b/config.json")" = "$doc" ]'
 done
+
+# A hook is ours only by the file itself: never a path the runtime would
+# resolve to another program (/proc/self/exe is the runtime there), a
+# symlink, or a copy.  Each gets our hook added in front.
+cp "$NSG" "$t/bin/nsguard-copy"
+ln -sf nsguard "$t/bin/nsguard-link"
+for c in "proc-self-exe|/proc/self/exe" "proc-fd|/proc/self/fd/255" "symlink|$t/bin/nsguard-link" \
+	"copy|$t/bin/nsguard-copy" "dotdot|$t/bin/../bin/nsguard"; do
+	IFS='|' read -r name path <<<"$c"
+	hook_cr='{"path": "'$path'", "args": ["nsguard", "--config", "'$t/nsguard.conf'", "hook", "createRuntime"]}'
+	hook_ps='{"path": "'$NSG'", "args": ["nsguard", "--config", "'$t/nsguard.conf'", "hook", "poststop"]}'
+	reset_bundle '{"hooks": {"createRuntime": ['"$hook_cr"'], "poststop": ['"$hook_ps"']}}'
+	run "$NSG" "${conf[@]}" runtime create --bundle "$t/b" x
+	ok "not-ours-$name" "a hook naming $path is not nsguard's: want ours added in front of it" eval \
+		'[ "$rc" = 0 ] && spec_q "(.hooks.createRuntime | length) == 2 and .hooks.createRuntime[0] == $ours and
+		 (.hooks.poststop | length) == 1"'
+done
+
+# --config FILE: the exact hook arguments, FILE made absolute; only that
+# form is taken as ours.
+reset_bundle '{}'
+run env -C "$t" "$NSG" --config nsguard.conf runtime create --bundle "$t/b" x
+ok config-hook-args "want [nsguard, --config, $t/nsguard.conf, hook, STAGE] in both hooks" eval \
+	'[ "$rc" = 0 ] && spec_q ".hooks.createRuntime == [$ours] and .hooks.poststop[0].args ==
+	 [\"nsguard\",\"--config\",\"$t/nsguard.conf\",\"hook\",\"poststop\"] and .hooks.poststop[0].path == \"$NSG\""'
+cp "$t/nsguard.conf" "$t/other.conf"
+run "$NSG" runtime --config "$t/other.conf" create --bundle "$t/b" x
+ok config-other-file "hooks that read another file are not ours: want other.conf's added first" eval \
+	'[ "$rc" = 0 ] && spec_q "(.hooks.createRuntime | length) == 2 and
+	 .hooks.createRuntime[0].args[2] == \"$t/other.conf\" and .hooks.createRuntime[1] == $ours"'
+reset_bundle '{}'
+run "$NSG" --config "$t/missing.conf" runtime --runtime "$t/fake" create --bundle "$t/b" x
+ok config-missing "a --config file that cannot be read is refused before anything is run" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"$t/missing.conf"* ]] && [ -z "$got" ] && [ "$(cat "$t/b/config.json")" = "{}" ]'
 reset_bundle
 for a in '-bX' '-db' '--config=x' '-f' '--bund' '--b=x' '--conf'; do
 	run "$NSG" "${conf[@]}" runtime create "$a" "$t/b" x

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "oci.h"
+#include "strict_cases.h"
 #include "test.h"
 #include "util.h"
 
@@ -144,6 +145,15 @@ static const struct bad_row bad[] = {
 	{ "duplicate-nested", S("\"id\":\"x\",\"extra\":[{\"a\":1,\"a\":2}]"), 0, "given twice" },
 	{ "duplicate-key-via-nul-escape",
 	  S("\"id\":\"x\",\"annotations\":{\"k\":\"a\",\"k\\u0000\":\"b\"}"), 0, "\\u0000" },
+	/* What the hook and a runtime could read differently (jsonstrict.h). */
+	{ "folded-id", S("\"ID\":\"x\""), 0, "key \"ID\" is \"id\" to runc" },
+	{ "folded-annotations", S("\"id\":\"x\",\"Annotations\":{}"), 0, "is \"annotations\" to runc" },
+	{ "folded-pair", S("\"id\":\"x\",\"annotations\":{\"nsguard.io/userns\":\"deny\","
+			   "\"NSGUARD.IO/USERNS\":\"allow\"}"),
+	  0, "are one key to runc" },
+	{ "overlong-key", S("\"id\":\"x\",\"\xc1\xa1nnotations\":{}"), 0, "invalid UTF-8 (an overlong" },
+	{ "formfeed", S("\"id\":\"x\",\f\"pid\":1"), 0, "control byte 0x0c outside a string" },
+	{ "lone-surrogate", S("\"id\":\"x\",\"bundle\":\"/b\\udfff\""), 0, "lone UTF-16 surrogate" },
 };
 
 static void check_bad(const struct bad_row *r)
@@ -465,6 +475,19 @@ static void check_merge_bad(const struct merge_bad_row *r)
 	oci_state_free(&st);
 }
 
+/* Each document runc, crun and nsguard could read differently (strict_cases.h). */
+static void check_merge_strict(const struct strict_case *c)
+{
+	struct oci_state st;
+
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_ERR(-EINVAL, oci_state_merge_config(&st, c->doc, c->len ?: strlen(c->doc)));
+	ASSERT_MSG("malformed config.json: ");
+	ASSERT_MSG(c->msg);
+	ASSERT_TRUE(!st.have_config);
+	oci_state_free(&st);
+}
+
 static int write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "we");
@@ -630,6 +653,10 @@ void suite_oci(void)
 	for (i = 0; i < ARRAY_SIZE(merge_bad); i++) {
 		snprintf(name, sizeof(name), "merge-reject-%s", merge_bad[i].name);
 		TEST_CASE("oci", name, check_merge_bad, &merge_bad[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(strict_cases); i++) {
+		snprintf(name, sizeof(name), "merge-reject-%s", strict_cases[i].name);
+		TEST_CASE("oci", name, check_merge_strict, &strict_cases[i]);
 	}
 	TEST_CASE("oci", "merge-bundle-file", t_merge_bundle);
 	TEST_CASE("oci", "merge-bundle-size-bound", t_merge_bundle_size);

@@ -5,6 +5,7 @@
 
 #include "json.h"
 #include "spec.h"
+#include "strict_cases.h"
 #include "test.h"
 #include "util.h"
 
@@ -19,17 +20,30 @@ static bool same(const char *path, void *data)
 static const char *const tier_keys[] = { "nsguard.io/userns" };
 static const char *const tier_audit[] = { "audit" };
 
+/* Every path is this binary to stat(): only spec.c's own checks are left. */
+static bool always(const char *path, void *data)
+{
+	return true;
+}
+
 /* Apply with no annotations (n = 0) or the audit tier; out NULL: unchanged. */
-static int apply(const char *in, bool tier, char **out, unsigned *what)
+static int apply_len(const char *in, size_t len, bool tier, const char *config,
+		     bool (*is_self)(const char *, void *), char **out, unsigned *what)
 {
 	const struct spec_edit e = { .hook_path = SELF,
-				     .is_self = same,
+				     .config_path = config,
+				     .is_self = is_self,
 				     .keys = tier_keys,
 				     .values = tier_audit,
 				     .n = tier ? 1 : 0 };
 
 	nsg_clear_error();
-	return spec_edit_apply(in, strlen(in), &e, out, what);
+	return spec_edit_apply(in, len, &e, out, what);
+}
+
+static int apply(const char *in, bool tier, char **out, unsigned *what)
+{
+	return apply_len(in, strlen(in), tier, NULL, same, out, what);
 }
 
 /* Expected edits, as whole documents. */
@@ -55,6 +69,17 @@ static void t_refused(const char *in, const char *msg)
 	unsigned what;
 
 	ASSERT_EQ(-EINVAL, apply(in, true, &out, &what));
+	ASSERT_TRUE(out == NULL);
+	ASSERT_STREQ(msg, nsg_last_error());
+}
+
+/* A --config path that the edit could not write so that runc reads it alike. */
+static void t_refused_config(const char *config, const char *msg)
+{
+	cleanup_free char *out = NULL;
+	unsigned what;
+
+	ASSERT_EQ(-EINVAL, apply_len("{}", 2, false, config, same, &out, &what));
 	ASSERT_TRUE(out == NULL);
 	ASSERT_STREQ(msg, nsg_last_error());
 }
@@ -117,8 +142,52 @@ static void t_tenant_hook_rewrite(void)
 				   ->valuestring);
 }
 
+/* Each document runc, crun and nsguard could read differently (strict_cases.h). */
+static void t_strict(const struct strict_case *c)
+{
+	cleanup_free char *out = NULL;
+	unsigned what;
+
+	ASSERT_EQ(-EINVAL, apply_len(c->doc, c->len ?: strlen(c->doc), true, NULL, same, &out, &what));
+	ASSERT_TRUE(out == NULL);
+	ASSERT_MSG("config.json: ");
+	ASSERT_MSG(c->msg);
+}
+
+/* A hook path stat() takes for this binary, but the runtime might not run. */
+static void t_path_not_ours(const char *path)
+{
+	cleanup_free char *in = NULL, *out = NULL;
+	unsigned what;
+
+	ASSERT_TRUE(asprintf(&in, "{\"hooks\":{\"createRuntime\":[{\"path\":\"%s\",\"args\":[\"nsguard\","
+				  "\"hook\",\"createRuntime\"]}],\"poststop\":[" HOOK("poststop") "]}}",
+			     path) > 0);
+	ASSERT_OK(apply_len(in, strlen(in), false, NULL, always, &out, &what));
+	ASSERT_EQ(SPEC_ADDED_CREATE_RUNTIME, what);
+}
+
+#define CONF "/etc/nsguard/t\u00e9.conf"
+#define CONF_RAW "/etc/nsguard/t\xc3\xa9.conf"
+#define CHOOK(stage) "{\"path\":\"" SELF "\",\"args\":[\"nsguard\",\"--config\",\"" CONF "\",\"hook\",\"" stage "\"],\"timeout\":30}"
+#define CHOOK_RAW(stage) "{\"path\":\"" SELF "\",\"args\":[\"nsguard\",\"--config\",\"" CONF_RAW "\",\"hook\",\"" stage "\"],\"timeout\":30}"
+
+/* nsguard runtime --config FILE: the hooks read FILE, and only that form is ours. */
+static void t_config(const char *in, const char *config, const char *want, unsigned want_what)
+{
+	cleanup_free char *out = NULL;
+	unsigned what = 99;
+
+	ASSERT_OK(apply_len(in, strlen(in), false, config, same, &out, &what));
+	ASSERT_EQ(want_what, what);
+	if (want)
+		ASSERT_STREQ(want, out);
+}
+
 void suite_spec(void)
 {
+	char name[128];
+
 	TEST_CASE("spec", "no-hooks", t_edit, "{\"ociVersion\":\"1.0.2\"}", false,
 		  "{\"hooks\":{\"createRuntime\":[" HOOK("createRuntime") "],\"poststop\":[" HOOK(
 			  "poststop") "]},\"ociVersion\":\"1.0.2\"}",
@@ -161,10 +230,24 @@ void suite_spec(void)
 		  "{\"hooks\":{\"createRuntime\":[" HOOK("createRuntime") "],\"poststop\":[" HOOK(
 			  "poststop") "]}}",
 		  false, NULL, 0);
-	TEST_CASE("spec", "dedup-other-path", t_dedup,
+	/* ".." in a path: not what the wrapper writes, and not taken as ours. */
+	TEST_CASE("spec", "not-ours-dotdot", t_dedup,
 		  "{\"hooks\":{\"createRuntime\":[{\"path\":\"/usr/local/../bin/nsguard\",\"args\":["
 		  "\"nsguard\",\"hook\",\"createRuntime\"]}],\"poststop\":[" HOOK("poststop") "]}}",
+		  SPEC_ADDED_CREATE_RUNTIME);
+	TEST_CASE("spec", "ours-escaped-path", t_dedup,
+		  "{\"hooks\":{\"createRuntime\":[{\"path\":\"\\/usr\\/bin\\/nsguard\",\"args\":["
+		  "\"nsguard\",\"hook\",\"createRuntime\"]}],\"poststop\":[" HOOK("poststop") "]}}",
 		  0);
+	TEST_CASE("spec", "path-plain-self", t_path_not_ours, "/usr/bin/nsguard/");
+	TEST_CASE("spec", "path-proc-self-exe", t_path_not_ours, "/proc/self/exe");
+	TEST_CASE("spec", "path-proc-root", t_path_not_ours, "/proc/1/root/usr/bin/nsguard");
+	TEST_CASE("spec", "path-proc-fd", t_path_not_ours, "/proc/self/fd/3");
+	TEST_CASE("spec", "path-dev-fd", t_path_not_ours, "/dev/fd/3");
+	TEST_CASE("spec", "path-dot", t_path_not_ours, "/usr/bin/./nsguard");
+	TEST_CASE("spec", "path-double-slash", t_path_not_ours, "//usr/bin/nsguard");
+	TEST_CASE("spec", "path-dotdot-proc", t_path_not_ours, "/usr/../proc/self/exe");
+	TEST_CASE("spec", "path-relative", t_path_not_ours, "usr/bin/nsguard");
 	TEST_CASE("spec", "dedup-prestart", t_dedup,
 		  "{\"hooks\":{\"prestart\":[" HOOK("prestart") "],\"poststop\":[" HOOK(
 			  "poststop") "]}}",
@@ -184,27 +267,19 @@ void suite_spec(void)
 		  "{\"hooks\":{\"createRuntime\":[" HOOK("poststop") "],\"poststop\":[" HOOK(
 			  "createRuntime") "]}}",
 		  SPEC_ADDED_CREATE_RUNTIME | SPEC_ADDED_POSTSTOP);
-	TEST_CASE("spec", "not-ours-path-twice", t_dedup,
+	TEST_CASE("spec", "refuse-path-twice-folded", t_refused,
 		  "{\"hooks\":{\"createRuntime\":[{\"path\":\"" SELF "\",\"args\":[\"nsguard\","
 		  "\"hook\",\"createRuntime\"],\"Path\":\"/bin/evil\"}],\"poststop\":[" HOOK(
 			  "poststop") "]}}",
-		  SPEC_ADDED_CREATE_RUNTIME);
+		  "config.json: byte 96: key \"Path\" is \"path\" to runc, which folds case: write it so");
 	TEST_CASE("spec", "tenant-look-alike", t_tenant_hook_rewrite);
-	/* Keys Go's encoding/json reads as ours: refused, never guessed. */
-	TEST_CASE("spec", "refuse-folded-hooks", t_refused, "{\"Hooks\":{}}",
-		  "config.json has a key that the runtime may read as \"hooks\"");
-	TEST_CASE("spec", "refuse-kelvin", t_refused, "{\"hoo\\u212as\":{}}",
-		  "config.json has a key that the runtime may read as \"hooks\"");
-	TEST_CASE("spec", "refuse-escaped-twice", t_refused, "{\"hooks\":{},\"hoo\\u006bs\":{}}",
-		  "config.json has \"hooks\" twice");
-	TEST_CASE("spec", "refuse-stage-folded", t_refused,
-		  "{\"hooks\":{\"createruntime\":[]}}",
-		  "config.json \"hooks\" has a key that the runtime may read as \"createRuntime\"");
-	TEST_CASE("spec", "refuse-long-s", t_refused, "{\"hooks\":{\"po\\u017ftstop\":[]}}",
-		  "config.json \"hooks\" has a key that the runtime may read as \"poststop\"");
-	TEST_CASE("spec", "refuse-annotation-twice", t_refused,
-		  "{\"annotations\":{\"nsguard.io/userns\":\"allow\",\"nsguard.io/userns\":\"x\"}}",
-		  "config.json \"annotations\" has \"nsguard.io/userns\" twice");
+	/* Keys Go's encoding/json reads as ours, bytes runtimes read otherwise. */
+	for (size_t i = 0; i < ARRAY_SIZE(strict_cases); i++) {
+		snprintf(name, sizeof(name), "refuse-%s", strict_cases[i].name);
+		TEST_CASE("spec", name, t_strict, &strict_cases[i]);
+	}
+	/* The annotations nsguard sets, in another case: a map key to Go, but
+	 * the hook matches nsguard.io/ in any case. */
 	TEST_CASE("spec", "refuse-annotation-case", t_refused,
 		  "{\"annotations\":{\"NSGUARD.IO/USERNS\":\"allow\"}}",
 		  "config.json \"annotations\" has a key that the runtime may read as "
@@ -214,7 +289,32 @@ void suite_spec(void)
 	TEST_CASE("spec", "refuse-stage-object", t_refused, "{\"hooks\":{\"poststop\":{}}}",
 		  "config.json: hooks.poststop is not an array");
 	TEST_CASE("spec", "refuse-not-object", t_refused, "[]", "config.json is not a JSON object");
-	TEST_CASE("spec", "refuse-trailing", t_refused, "{\"hooks\":{}} {\"hooks\":null}",
-		  "config.json is not a JSON object");
-	TEST_CASE("spec", "refuse-invalid", t_refused, "{\"hooks\":", "config.json is not a JSON object");
+	TEST_CASE("spec", "accept-json-whitespace", t_edit, " \t\r\n{ \t\r\n}\n", false,
+		  " \t\r\n{\"hooks\":{\"createRuntime\":[" HOOK("createRuntime") "],\"poststop\":[" HOOK(
+			  "poststop") "]} \t\r\n}\n",
+		  SPEC_ADDED_CREATE_RUNTIME | SPEC_ADDED_POSTSTOP);
+	TEST_CASE("spec", "accept-utf8-and-pairs", t_dedup,
+		  "{\"a\":\"\xf4\x8f\xbf\xbf \xed\x9f\xbf \\ud83d\\ude00 \\uffff\",\"\xc3\xa9\":1,\"\xc3\x89\":2,"
+		  "\"x\":[-0.5e+3,true,false,null,{}]}",
+		  SPEC_ADDED_CREATE_RUNTIME | SPEC_ADDED_POSTSTOP);
+	/* --config FILE: the hooks name it, and only that form is taken as ours. */
+	TEST_CASE("spec", "config-hooks", t_config, "{}", CONF_RAW,
+		  "{\"hooks\":{\"createRuntime\":[" CHOOK_RAW("createRuntime") "],\"poststop\":["
+		  CHOOK_RAW("poststop") "]}}",
+		  SPEC_ADDED_CREATE_RUNTIME | SPEC_ADDED_POSTSTOP);
+	TEST_CASE("spec", "config-dedup", t_config,
+		  "{\"hooks\":{\"createRuntime\":[" CHOOK("createRuntime") "],\"poststop\":["
+		  CHOOK("poststop") "]}}",
+		  CONF_RAW, NULL, 0);
+	TEST_CASE("spec", "config-plain-not-ours", t_config,
+		  "{\"hooks\":{\"createRuntime\":[" HOOK("createRuntime") "],\"poststop\":["
+		  CHOOK("poststop") "]}}",
+		  CONF_RAW, NULL, SPEC_ADDED_CREATE_RUNTIME);
+	TEST_CASE("spec", "config-other-file-not-ours", t_config,
+		  "{\"hooks\":{\"createRuntime\":[" CHOOK("createRuntime") "],\"poststop\":["
+		  CHOOK("poststop") "]}}",
+		  "/etc/nsguard/other.conf", NULL, SPEC_ADDED_CREATE_RUNTIME | SPEC_ADDED_POSTSTOP);
+	TEST_CASE("spec", "config-refuse-invalid-utf8", t_refused_config, "/etc/\xc1\xa8.conf",
+		  "config.json as edited: byte 89: invalid UTF-8 (an overlong encoding): runc reads "
+		  "U+FFFD, crun the raw bytes");
 }

@@ -6,7 +6,7 @@
 # its own files).
 SHIM_CORE_SRCS := shim/log.c shim/fileio.c shim/json.c shim/oci.c shim/config.c shim/policy.c \
 	shim/cgroup.c shim/scope.c shim/record.c shim/userns.c shim/container.c shim/learn.c \
-	shim/identity.c shim/metrics.c shim/spec.c shim/mounts.c
+	shim/identity.c shim/metrics.c shim/spec.c shim/mounts.c shim/jsonstrict.c
 SHIM_CORE_LIBS := -lcjson
 
 UNIT_SRCS := shim/tests/unit.c shim/tests/test_log.c shim/tests/test_oci.c \
