@@ -612,6 +612,9 @@ static void t_caps_bad(void)
 		"{\"process\":{\"capabilities\":[]}}",
 		"{\"process\":{\"capabilities\":{\"bounding\":\"CAP_BPF\"}}}",
 		"{\"process\":{\"capabilities\":{\"bounding\":[1]}}}",
+		/* Go reads these as capabilities and bounding: nsguard must not miss them. */
+		"{\"process\":{\"Capabilities\":{\"bounding\":[\"CAP_SYS_ADMIN\"]}}}",
+		"{\"process\":{\"capabilities\":{\"BOUNDING\":[\"CAP_SYS_ADMIN\"]}}}",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(docs); i++) {
