@@ -605,7 +605,9 @@ ct_case() {
 # failure, if any failed.
 ct_case_run() {
 	local ok=1 why='' id before=${#CT_IDS[@]}
-	if ! "$@"; then
+	CT_WHY=
+	# A failure recorded in CT_WHY counts even if FUNC returned 0 (lib.sh).
+	if ! "$@" || [ -n "$CT_WHY" ]; then
 		ok=0 why=${CT_WHY:-"$1 failed"}
 	fi
 	for id in "${CT_IDS[@]:$before}"; do
