@@ -467,10 +467,10 @@ rootstate=$(ct_state refused "$rootpid" /nonexistent - created)
 rootglob="nsguard: container refused: pid $rootpid is in the root cgroup; *"
 gcase fail-mode-open-keeps-root-cgroup-closed refused "$rootstate" "$rootglob" --config /tmp/open.conf
 gcase fail-mode-closed refused "$rootstate" "$rootglob"
-kill "$rootpid" 2>/dev/null
+ct_kill "$rootpid"
 gcase missing-explicit-config refused "$(ct_state refused "$live" /nonexistent - created)" \
 	"nsguard: open config /nonexistent.conf: No such file or directory" --config /nonexistent.conf
-kill "$live" 2>/dev/null
+ct_kill "$live"
 
 # Re-attach: the kernel frees a cgroup's storage with the cgroup, not at
 # detach, so a new attachment finds what the last one wrote.  It must start

@@ -116,12 +116,7 @@ case_host_mntns() {
 			want_eq "its lines" "$(grep -c . <<<"$CT_OUT")" 1 &&
 			want_eq "its record" "$(ct_status "$id")" missing
 	fi
-	kill "$pid"
-	# Not this shell's child: gone, or a zombie nobody reaped yet.
-	for _ in $(seq 50); do
-		[ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null || echo Z)" = Z ] && break
-		sleep 0.1
-	done
+	ct_kill "$pid"
 	rmdir "$cg"
 	[ -z "$CT_WHY" ]
 }
@@ -165,14 +160,12 @@ case_above_guarded() {
 	ct_bundle "$b" --cgpath "/$CT_CGPARENT/$a/inner" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$b" "$pb" "$CT_WORK/b/$b")" --config "$CT_CONF"
 	want_eq "hook for $b" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
-	kill "$pb"
-	wait "$pb" 2>/dev/null
+	ct_kill "$pb"
 	pa=$(ct_spawn_init "$cga" sleep 600) || { CT_WHY="cannot start a process in $cga"; return 1; }
 	sleep 0.3
 	ct_bundle "$a" --cgpath "/$CT_CGPARENT/$a" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$a" "$pa" "$CT_WORK/b/$a")" --config "$OPEN_CONF"
-	kill "$pa"
-	wait "$pa" 2>/dev/null
+	ct_kill "$pa"
 	want_run "hook for $a (fail-mode open)" 1 \
 		"*cgroup /$CT_CGPARENT/$a is above cgroup /$CT_CGPARENT/$a/inner, which is guarded for container $b*" ||
 		return 1
@@ -196,8 +189,7 @@ case_below_guarded() {
 	pb=$(ct_spawn_init "$cgb" sleep 600) || { CT_WHY="cannot start a process in $cgb"; kill "$pa"; return 1; }
 	ct_bundle "$b" --cgpath "/$CT_CGPARENT/$a/inner" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$b" "$pb" "$CT_WORK/b/$b")" --config "$OPEN_CONF"
-	kill "$pa" "$pb"
-	wait "$pa" "$pb" 2>/dev/null
+	ct_kill "$pa" "$pb"
 	want_run "hook for $b (fail-mode open)" 1 \
 		"*cgroup /$CT_CGPARENT/$a/inner is below cgroup /$CT_CGPARENT/$a, which is guarded for container $a*" ||
 		return 1
@@ -217,8 +209,7 @@ case_not_runtime_cgroup() {
 	sleep 0.3
 	ct_bundle "$id" --cgpath "/$CT_CGPARENT/$id-elsewhere" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$id" "$pid" "$CT_WORK/b/$id")" --config "$OPEN_CONF"
-	kill "$pid"
-	wait "$pid" 2>/dev/null
+	ct_kill "$pid"
 	want_run "hook (fail-mode open)" 1 \
 		"*the cgroup to guard, /$CT_CGPARENT/$id, is not the container's cgroup that config.json's linux.cgroupsPath \"/$CT_CGPARENT/$id-elsewhere\" names*" ||
 		return 1

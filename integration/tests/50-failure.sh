@@ -45,8 +45,7 @@ hook_refuses() {
 # names it; prints its pid.  reap_init NAME PID ends it and its cgroup.
 live_init() { ct_spawn_init "$CT_CGFS/$CT_CGPARENT/$1" sleep 600; }
 reap_init() {
-	kill "$2" 2>/dev/null
-	exited "$2"
+	ct_kill "$2"
 	rmdir "$CT_CGFS/$CT_CGPARENT/$1" 2>/dev/null
 	return 0
 }
@@ -114,8 +113,7 @@ case_root_cgroup() {
 		hook_refuses "root cgroup" "$(ct_state "rootcg-$S" "$pid")" \
 			"nsguard: container rootcg-$S: pid $pid is in the root cgroup; *" || rc=1
 	want_eq "no record" "$(ct_status "rootcg-$S")" missing || rc=1
-	kill "$pid" 2>/dev/null
-	exited "$pid"
+	ct_kill "$pid"
 	return $rc
 }
 ct_hook_case fail/root-cgroup case_root_cgroup
