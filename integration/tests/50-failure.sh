@@ -74,7 +74,8 @@ case_malformed() {
 		hook_refuses "no ociVersion" "{\"id\":\"x\",\"pid\":$pid,\"bundle\":\"/\"}" \
 			"$m\"ociVersion\" is missing" &&
 		hook_refuses "empty stdin" '' "${m}empty document"; } || rc=1
-	want_eq "no record" "$(ct_status x)" missing || rc=1
+	# A leftover record shows what a refusal that did not come let through.
+	[ $rc = 1 ] || want_eq "no record" "$(ct_status x)" missing || rc=1
 	reap_init "malformed-$S" "$pid"
 	return $rc
 }
@@ -86,7 +87,7 @@ case_big_state() {
 	big=$(head -c $((1024 * 1024 + 100)) /dev/zero | tr '\0' ' ')
 	hook_refuses "stdin over 1 MiB" "{\"ociVersion\":\"1.0.2\",\"id\":\"big-$S\",\"pid\":$pid,$big\"bundle\":\"/\"}" \
 		"${STATE_ERR}OCI state on stdin exceeds 1 MiB" || rc=1
-	want_eq "no record" "$(ct_status "big-$S")" missing || rc=1
+	[ $rc = 1 ] || want_eq "no record" "$(ct_status "big-$S")" missing || rc=1
 	reap_init "big-$S" "$pid"
 	return $rc
 }
@@ -112,7 +113,7 @@ case_root_cgroup() {
 	want_eq "its cgroup" "$(cat "/proc/$pid/cgroup")" "0::/" &&
 		hook_refuses "root cgroup" "$(ct_state "rootcg-$S" "$pid")" \
 			"nsguard: container rootcg-$S: pid $pid is in the root cgroup; *" || rc=1
-	want_eq "no record" "$(ct_status "rootcg-$S")" missing || rc=1
+	[ $rc = 1 ] || want_eq "no record" "$(ct_status "rootcg-$S")" missing || rc=1
 	ct_kill "$pid"
 	return $rc
 }
@@ -131,7 +132,7 @@ case_config_unreadable() {
 	echo '{"ociVersion": "1.0.2", "annotations": {' >"$b/config.json"
 	[ $rc = 1 ] || hook_refuses "config.json not JSON" "$(ct_state "$id" "$pid" "$b")" \
 		"nsguard: container $id: malformed $b/config.json: *" || rc=1
-	want_eq "no record" "$(ct_status "$id")" missing || rc=1
+	[ $rc = 1 ] || want_eq "no record" "$(ct_status "$id")" missing || rc=1
 	reap_init "$id" "$pid"
 	return $rc
 }
