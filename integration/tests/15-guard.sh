@@ -440,6 +440,9 @@ gcase hook-poststop-unknown hook poststop "$(ct_state never-seen '' /nonexistent
 # one in the root cgroup would be refused whatever that check does.
 echo 'fail-mode = open' >/tmp/open.conf
 live=$(ct_spawn_init "$T/live" sleep 600) || ko live-init "no stand-in init in $T/live"
+# Its bundle's config.json says where it is, as a runtime's would.
+ct_bundle refused --no-hooks --cgpath /smoke/live -- true || ko live-init "no bundle"
+ct_bundle refused-root --no-hooks --cgpath / -- true || ko root-init "no bundle"
 # refused STATE GLOB [nsguard args...]: createRuntime of STATE exits 1 with
 # one line matching GLOB and leaves no record of container "refused".
 refused() {
@@ -453,7 +456,7 @@ refused() {
 	[ ! -e /run/nsguard/containers/refused.json ] || fails "exit 1, but a record was written"
 }
 # A bad annotation key is the creator's doing: refused, fail-mode open or not.
-badann=$(ct_state refused "$live" /nonexistent '{"nsguard.io/usrns":"allow"}' created)
+badann=$(ct_state refused "$live" "$CT_WORK/b/refused" '{"nsguard.io/usrns":"allow"}' created)
 badglob='nsguard: container refused: unknown annotation nsguard.io/usrns (known: *)'
 gcase hook-bad-annotation refused "$badann" "$badglob"
 gcase hook-bad-annotation-fail-mode-open refused "$badann" "$badglob" --config /tmp/open.conf
@@ -463,12 +466,12 @@ gcase hook-bad-annotation-fail-mode-open refused "$badann" "$badglob" --config /
 # Its stand-in init has a cgroup and mount namespace of its own, as a
 # container's would, so that only the root-cgroup check refuses it.
 rootpid=$(ct_spawn_init "$CG" sleep 600) || ko root-init "no stand-in init in the root cgroup"
-rootstate=$(ct_state refused "$rootpid" /nonexistent - created)
+rootstate=$(ct_state refused "$rootpid" "$CT_WORK/b/refused-root" - created)
 rootglob="nsguard: container refused: pid $rootpid is in the root cgroup; *"
 gcase fail-mode-open-keeps-root-cgroup-closed refused "$rootstate" "$rootglob" --config /tmp/open.conf
 gcase fail-mode-closed refused "$rootstate" "$rootglob"
 ct_kill "$rootpid"
-gcase missing-explicit-config refused "$(ct_state refused "$live" /nonexistent - created)" \
+gcase missing-explicit-config refused "$(ct_state refused "$live" "$CT_WORK/b/refused" - created)" \
 	"nsguard: open config /nonexistent.conf: No such file or directory" --config /nonexistent.conf
 ct_kill "$live"
 

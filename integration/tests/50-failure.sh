@@ -110,8 +110,9 @@ ct_hook_case fail/pid-exited case_dead_pid
 case_root_cgroup() {
 	local pid rc=0
 	pid=$(ct_spawn_init "$CT_CGFS" sleep 600) || { CT_WHY="no stand-in init in the root cgroup"; return 1; }
+	ct_bundle "rootcg-$S" --cgpath / -- true || return 1
 	want_eq "its cgroup" "$(cat "/proc/$pid/cgroup")" "0::/" &&
-		hook_refuses "root cgroup" "$(ct_state "rootcg-$S" "$pid")" \
+		hook_refuses "root cgroup" "$(ct_state "rootcg-$S" "$pid" "$CT_WORK/b/rootcg-$S")" \
 			"nsguard: container rootcg-$S: pid $pid is in the root cgroup; *" || rc=1
 	[ $rc = 1 ] || want_eq "no record" "$(ct_status "rootcg-$S")" missing || rc=1
 	ct_kill "$pid"
