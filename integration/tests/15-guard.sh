@@ -434,34 +434,46 @@ c_poststop() {
 gcase hook-poststop c_poststop
 expect_userns hook-poststop-restores ok hookcg
 gcase hook-poststop-unknown hook poststop "$(ct_state never-seen '' /nonexistent - stopped)"
-c_bad_annotation() {
-	local rc
-	ct_state typo "$victim" "$CT_WORK/b/none" '{"nsguard.io/usrns":"allow"}' created | "$NSG" hook createRuntime 2>/dev/null
+# The refusals below are each given a live init that nsguard would guard
+# (its own cgroup, cgroup and mount namespace), so that only the check under
+# test can refuse it, and they match that check's message: an exited pid or
+# one in the root cgroup would be refused whatever that check does.
+echo 'fail-mode = open' >/tmp/open.conf
+live=$(ct_spawn_init "$T/live" sleep 600) || ko live-init "no stand-in init in $T/live"
+# Its bundle's config.json says where it is, as a runtime's would.
+ct_bundle refused --no-hooks --cgpath /smoke/live -- true || ko live-init "no bundle"
+ct_bundle refused-root --no-hooks --cgpath / -- true || ko root-init "no bundle"
+# refused STATE GLOB [nsguard args...]: createRuntime of STATE exits 1 with
+# one line matching GLOB and leaves no record of container "refused".
+refused() {
+	local st=$1 glob=$2 err rc
+	shift 2
+	err=$(echo "$st" | "$NSG" hook createRuntime "$@" 2>&1)
 	rc=$?
-	[ "$rc" = 1 ] || fails "exit $rc, wanted 1"
+	# shellcheck disable=SC2053 # GLOB is a glob
+	[ "$rc" = 1 ] && [ "$(echo "$err" | wc -l)" = 1 ] && [[ $err == $glob ]] ||
+		{ fails "exit $rc: $err"; return 1; }
+	[ ! -e /run/nsguard/containers/refused.json ] || fails "exit 1, but a record was written"
 }
-gcase hook-bad-annotation c_bad_annotation
+# A bad annotation key is the creator's doing: refused, fail-mode open or not.
+badann=$(ct_state refused "$live" "$CT_WORK/b/refused" '{"nsguard.io/usrns":"allow"}' created)
+badglob='nsguard: container refused: unknown annotation nsguard.io/usrns (known: *)'
+gcase hook-bad-annotation refused "$badann" "$badglob"
+gcase hook-bad-annotation-fail-mode-open refused "$badann" "$badglob" --config /tmp/open.conf
 # fail-mode: a process in the root cgroup cannot be guarded.  Where the
 # container sits is the bundle's choice (cgroupsPath "/"), so fail-mode open
 # does not open it (50-failure.sh's open-pid-exited shows what it does open).
-echo 'fail-mode = open' >/tmp/open.conf
-rootstate=$(ct_state rooted $$ "$CT_WORK/b/none" - created)
-# refused PATTERN [nsguard args...]: createRuntime of rootstate fails with
-# one line, matching the grep PATTERN.
-refused() {
-	local pattern=$1 err rc
-	shift
-	err=$(echo "$rootstate" | "$NSG" hook createRuntime "$@" 2>&1)
-	rc=$?
-	[ "$rc" = 1 ] && [ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "$pattern" ||
-		fails "exit $rc: $err"
-}
-gcase fail-mode-open-keeps-root-cgroup-closed refused '^nsguard: .*root cgroup' --config /tmp/open.conf
-gcase fail-mode-closed refused '^nsguard: '
-c_missing_config() {
-	! echo "$rootstate" | "$NSG" hook createRuntime --config /nonexistent.conf 2>/dev/null || fails "exit 0"
-}
-gcase missing-explicit-config c_missing_config
+# Its stand-in init has a cgroup and mount namespace of its own, as a
+# container's would, so that only the root-cgroup check refuses it.
+rootpid=$(ct_spawn_init "$CG" sleep 600) || ko root-init "no stand-in init in the root cgroup"
+rootstate=$(ct_state refused "$rootpid" "$CT_WORK/b/refused-root" - created)
+rootglob="nsguard: container refused: pid $rootpid is in the root cgroup; *"
+gcase fail-mode-open-keeps-root-cgroup-closed refused "$rootstate" "$rootglob" --config /tmp/open.conf
+gcase fail-mode-closed refused "$rootstate" "$rootglob"
+ct_kill "$rootpid"
+gcase missing-explicit-config refused "$(ct_state refused "$live" "$CT_WORK/b/refused" - created)" \
+	"nsguard: open config /nonexistent.conf: No such file or directory" --config /nonexistent.conf
+ct_kill "$live"
 
 # Re-attach: the kernel frees a cgroup's storage with the cgroup, not at
 # detach, so a new attachment finds what the last one wrote.  It must start

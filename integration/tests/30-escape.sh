@@ -51,6 +51,11 @@ case_delegate() {
 	local id=escape-deleg-$S p cg
 	start_guarded "$id" --errno EACCES --allcaps --cgroup-rw \
 		--ann run.oci.delegate-cgroup=container || return 1
+	# Init sits in the sub-cgroup under crun (so the moves below leave init's
+	# cgroup), at the container's cgroup under runc.
+	local sub=/container
+	[ "${CRUN##*/}" = crun ] || sub=
+	want_eq "init's cgroup" "$(cat "/proc/$(ct_pid "$id")/cgroup" 2>&1)" "0::/$CT_CGPARENT/$id$sub" || return 1
 	for p in unshare clone clone3; do
 		ct_exec "$id" nsg-userns move "/sys/fs/cgroup/out-$p" "$p"
 		want_run "moved next to init's cgroup, $p" 1 "$p: fail errno=EACCES" || return 1
@@ -104,6 +109,40 @@ case_folded_mounts() {
 }
 # (crun reads keys as written: it refuses a config.json without "mounts" itself.)
 [ "${CRUN##*/}" = runc ] && ct_case escape/folded-mounts-key-refused case_folded_mounts
+# The host's root with a cgroup namespace of its own, but a read-write bind of
+# the host's cgroup2 mount: through it, every cgroup is in reach.
+ct_case escape/rw-cgroup2-bind-host-root-refused layout_refused rwbind-root \
+	"*the container's mount at */root shows cgroup / read-write, above or beside the guarded /$CT_CGPARENT/rwbind-root-$S, and it runs as the host's root*" \
+	"/root/$CT_CGPARENT/escaped-$S" --allcaps \
+	--mount '{"destination": "/root", "type": "bind", "source": "/sys/fs/cgroup", "options": ["rbind", "rw"]}'
+# The host's root with a cgroup namespace of its own, in the host's mount
+# namespace: /sys/fs/cgroup is the host's.  No runtime starts that layout
+# here, so the hook runs by hand on a live stand-in init that has it (its own
+# cgroup and cgroup namespace, the host's mount namespace), fail-mode open.
+case_host_mntns() {
+	local id=hostmnt-$S cg pid
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	pid=$(ct_spawn_in "$cg" unshare -C sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	for _ in $(seq 50); do
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sleep ] && break
+		sleep 0.1
+	done
+	ct_bundle "$id" -- true || return 1
+	if [ "$(readlink "/proc/$pid/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] ||
+		[ "$(readlink "/proc/$pid/ns/cgroup")" = "$(readlink /proc/self/ns/cgroup)" ]; then
+		CT_WHY="the stand-in init $pid does not have the layout: $(readlink "/proc/$pid/ns/mnt" "/proc/$pid/ns/cgroup" 2>&1 | tr '\n' ' ')"
+	else
+		ct_hook createRuntime "$(ct_state "$id" "$pid" "$CT_WORK/b/$id")" --config "$OPEN_CONF"
+		want_run "hook (fail-mode open)" 1 \
+			"nsguard: container $id: the container shares the host's mount namespace, *" &&
+			want_eq "its lines" "$(grep -c . <<<"$CT_OUT")" 1 &&
+			want_eq "its record" "$(ct_status "$id")" missing
+	fi
+	ct_kill "$pid"
+	rmdir "$cg"
+	[ -z "$CT_WHY" ]
+}
+ct_hook_case escape/host-mntns-host-root-refused case_host_mntns
 # The host's cgroup namespace, a user namespace, and a parent cgroup delegated
 # to the container's root: it could move itself into a sibling.
 case_delegated_parent() {
@@ -143,14 +182,12 @@ case_above_guarded() {
 	ct_bundle "$b" --cgpath "/$CT_CGPARENT/$a/inner" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$b" "$pb" "$CT_WORK/b/$b")" --config "$CT_CONF"
 	want_eq "hook for $b" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
-	kill "$pb"
-	wait "$pb" 2>/dev/null
+	ct_kill "$pb"
 	pa=$(ct_spawn_init "$cga" sleep 600) || { CT_WHY="cannot start a process in $cga"; return 1; }
 	sleep 0.3
 	ct_bundle "$a" --cgpath "/$CT_CGPARENT/$a" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$a" "$pa" "$CT_WORK/b/$a")" --config "$OPEN_CONF"
-	kill "$pa"
-	wait "$pa" 2>/dev/null
+	ct_kill "$pa"
 	want_run "hook for $a (fail-mode open)" 1 \
 		"*cgroup /$CT_CGPARENT/$a is above cgroup /$CT_CGPARENT/$a/inner, which is guarded for container $b*" ||
 		return 1
@@ -174,8 +211,7 @@ case_below_guarded() {
 	pb=$(ct_spawn_init "$cgb" sleep 600) || { CT_WHY="cannot start a process in $cgb"; kill "$pa"; return 1; }
 	ct_bundle "$b" --cgpath "/$CT_CGPARENT/$a/inner" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$b" "$pb" "$CT_WORK/b/$b")" --config "$OPEN_CONF"
-	kill "$pa" "$pb"
-	wait "$pa" "$pb" 2>/dev/null
+	ct_kill "$pa" "$pb"
 	want_run "hook for $b (fail-mode open)" 1 \
 		"*cgroup /$CT_CGPARENT/$a/inner is below cgroup /$CT_CGPARENT/$a, which is guarded for container $a*" ||
 		return 1
@@ -195,8 +231,7 @@ case_not_runtime_cgroup() {
 	sleep 0.3
 	ct_bundle "$id" --cgpath "/$CT_CGPARENT/$id-elsewhere" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$id" "$pid" "$CT_WORK/b/$id")" --config "$OPEN_CONF"
-	kill "$pid"
-	wait "$pid" 2>/dev/null
+	ct_kill "$pid"
 	want_run "hook (fail-mode open)" 1 \
 		"*the cgroup to guard, /$CT_CGPARENT/$id, is not the container's cgroup that config.json's linux.cgroupsPath \"/$CT_CGPARENT/$id-elsewhere\" names*" ||
 		return 1

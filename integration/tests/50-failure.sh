@@ -27,22 +27,28 @@ hook_fails() {
 	one_nsguard_line "$what"
 }
 
-case_malformed() {
-	hook_fails "not JSON" 1 'this is not json' --config "$CT_CONF" || return 1
-	hook_fails "truncated JSON" 1 '{"ociVersion":"1.0.2","id":"x","pid":' --config "$CT_CONF" || return 1
-	hook_fails "no id" 1 '{"ociVersion":"1.0.2","pid":1,"bundle":"/"}' --config "$CT_CONF" || return 1
-	hook_fails "no ociVersion" 1 '{"id":"x","pid":1,"bundle":"/"}' --config "$CT_CONF" || return 1
-	hook_fails "empty stdin" 1 '' --config "$CT_CONF"
+# hook_refuses WHAT STATE GLOB: the hook by hand exits 1 with one line, the
+# one matching GLOB (the message of the check under test), under the default
+# config and again under fail-mode open, which never opens what the
+# container's creator caused.
+hook_refuses() {
+	local what=$1 state=$2 glob=$3
+	ct_hook createRuntime "$state" --config "$CT_CONF"
+	want_run "$what" 1 "$glob" && one_nsguard_line "$what" || return 1
+	ct_hook createRuntime "$state" --config "$OPEN_CONF"
+	want_run "$what (fail-mode open)" 1 "$glob" && one_nsguard_line "$what (fail-mode open)"
 }
-ct_hook_case fail/malformed-state case_malformed
 
-case_big_state() {
-	local big
-	big=$(head -c $((1024 * 1024 + 100)) /dev/zero | tr '\0' ' ')
-	hook_fails "stdin over 1 MiB" 1 "{\"ociVersion\":\"1.0.2\",\"id\":\"big\",\"pid\":1,$big\"bundle\":\"/\"}" \
-		--config "$CT_CONF"
+# live_init NAME: a live stand-in for a container's init, one nsguard would
+# guard (ct_spawn_init: its own cgroup $CT_CGPARENT/NAME, cgroup and mount
+# namespace), so that only the check under test can refuse the state that
+# names it; prints its pid.  reap_init NAME PID ends it and its cgroup.
+live_init() { ct_spawn_init "$CT_CGFS/$CT_CGPARENT/$1" sleep 600; }
+reap_init() {
+	ct_kill "$2"
+	rmdir "$CT_CGFS/$CT_CGPARENT/$1" 2>/dev/null
+	return 0
 }
-ct_hook_case fail/state-over-1MiB case_big_state
 
 # exited PID: wait (5 s at most) until PID has exited (gone, or a zombie
 # nobody has reaped yet).  ct_spawn_in's process is not this shell's child,
@@ -57,6 +63,36 @@ exited() {
 	return 1
 }
 
+STATE_ERR='nsguard: hook createRuntime: reading the OCI state on stdin: '
+case_malformed() {
+	local pid rc=0 m="${STATE_ERR}malformed OCI state on stdin: "
+	pid=$(live_init "malformed-$S") || { CT_WHY="no stand-in init"; return 1; }
+	{ hook_refuses "not JSON" 'this is not json' "$m*JSON*" &&
+		hook_refuses "truncated JSON" "{\"ociVersion\":\"1.0.2\",\"id\":\"x\",\"pid\":" "$m*JSON*" &&
+		hook_refuses "no id" "{\"ociVersion\":\"1.0.2\",\"pid\":$pid,\"bundle\":\"/\"}" \
+			"$m\"id\" is missing" &&
+		hook_refuses "no ociVersion" "{\"id\":\"x\",\"pid\":$pid,\"bundle\":\"/\"}" \
+			"$m\"ociVersion\" is missing" &&
+		hook_refuses "empty stdin" '' "${m}empty document"; } || rc=1
+	# A leftover record shows what a refusal that did not come let through.
+	[ $rc = 1 ] || want_eq "no record" "$(ct_status x)" missing || rc=1
+	reap_init "malformed-$S" "$pid"
+	return $rc
+}
+ct_hook_case fail/malformed-state case_malformed
+
+case_big_state() {
+	local big pid rc=0
+	pid=$(live_init "big-$S") || { CT_WHY="no stand-in init"; return 1; }
+	big=$(head -c $((1024 * 1024 + 100)) /dev/zero | tr '\0' ' ')
+	hook_refuses "stdin over 1 MiB" "{\"ociVersion\":\"1.0.2\",\"id\":\"big-$S\",\"pid\":$pid,$big\"bundle\":\"/\"}" \
+		"${STATE_ERR}OCI state on stdin exceeds 1 MiB" || rc=1
+	[ $rc = 1 ] || want_eq "no record" "$(ct_status "big-$S")" missing || rc=1
+	reap_init "big-$S" "$pid"
+	return $rc
+}
+ct_hook_case fail/state-over-1MiB case_big_state
+
 case_dead_pid() {
 	local cg=$CT_CGFS/$CT_CGPARENT/dead-$S pid
 	pid=$(ct_spawn_in "$cg" true) || return 1
@@ -68,12 +104,40 @@ case_dead_pid() {
 }
 ct_hook_case fail/pid-exited case_dead_pid
 
+# A live process in the root cgroup, with a cgroup and mount namespace of its
+# own as a container's init has (pid 1 of the guest, in the host's, would be
+# refused as the host's root in the host's cgroup namespace too).
 case_root_cgroup() {
-	# PID 1 of the guest lives in the root cgroup.
-	[ "$(cat /proc/1/cgroup)" = "0::/" ] || { CT_WHY="pid 1 not in the root cgroup: $(cat /proc/1/cgroup)"; return 1; }
-	hook_fails "root cgroup" 1 "$(ct_state "rootcg-$S" 1)" --config "$CT_CONF"
+	local pid rc=0
+	pid=$(ct_spawn_init "$CT_CGFS" sleep 600) || { CT_WHY="no stand-in init in the root cgroup"; return 1; }
+	ct_bundle "rootcg-$S" --cgpath / -- true || return 1
+	want_eq "its cgroup" "$(cat "/proc/$pid/cgroup")" "0::/" &&
+		hook_refuses "root cgroup" "$(ct_state "rootcg-$S" "$pid" "$CT_WORK/b/rootcg-$S")" \
+			"nsguard: container rootcg-$S: pid $pid is in the root cgroup; *" || rc=1
+	[ $rc = 1 ] || want_eq "no record" "$(ct_status "rootcg-$S")" missing || rc=1
+	ct_kill "$pid"
+	return $rc
 }
 ct_hook_case fail/root-cgroup case_root_cgroup
+
+# A config.json the hook cannot read (here: a directory, then not JSON) is
+# refused, fail-mode open or not: the bundle is the creator's.
+case_config_unreadable() {
+	local id=badcfg-$S pid rc=0 b=$CT_WORK/b/badcfg-$S
+	pid=$(live_init "$id") || { CT_WHY="no stand-in init"; return 1; }
+	rm -rf "$b"
+	mkdir -p "$b/config.json"
+	hook_refuses "config.json a directory" "$(ct_state "$id" "$pid" "$b")" \
+		"nsguard: container $id: $b/config.json is not a regular file" || rc=1
+	rmdir "$b/config.json"
+	echo '{"ociVersion": "1.0.2", "annotations": {' >"$b/config.json"
+	[ $rc = 1 ] || hook_refuses "config.json not JSON" "$(ct_state "$id" "$pid" "$b")" \
+		"nsguard: container $id: malformed $b/config.json: *" || rc=1
+	[ $rc = 1 ] || want_eq "no record" "$(ct_status "$id")" missing || rc=1
+	reap_init "$id" "$pid"
+	return $rc
+}
+ct_hook_case fail/config-json-unreadable case_config_unreadable
 
 # crun_refuses NAME GLOB [BUNDLE OPTIONS]: crun (runc) does not start the container,
 # its output carries the hook's `nsguard:` line matching GLOB, the container's
@@ -98,6 +162,31 @@ ct_case fail/admin-allowed-modes crun_refuses admin-mode "*nsguard.io/userns*" -
 	--conf "$(ct_conf no-allow 'allowed-modes = deny, audit')"
 ct_case fail/admin-max-depth crun_refuses admin-depth "*nsguard.io/userns.max-depth*" --mode allow --depth 2 \
 	--conf "$(ct_conf depth1 'max-depth = 1')"
+# The same refusals under fail-mode open, each by its own message: what the
+# container's creator wrote is never opened.
+refused_open() { # refused_open NAME GLOB [BUNDLE OPTIONS]: crun_refuses NAME-open, GLOB after the id
+	local name=$1-open glob=$2
+	shift 2
+	crun_refuses "$name" "container $name-$S: $glob" --conf "$OPEN_CONF" "$@"
+}
+ct_case fail/annotation-bad-mode-open refused_open bad-mode \
+	"annotation nsguard.io/userns=maybe is *" --mode maybe
+ct_case fail/annotation-unknown-key-open refused_open bad-key \
+	"unknown annotation nsguard.io/usrns (known: *" --ann nsguard.io/usrns=deny
+ct_case fail/annotation-depth-with-deny-open refused_open depth-deny \
+	"annotation nsguard.io/userns.max-depth=1 conflicts with nsguard.io/userns=deny" --mode deny --depth 1
+ct_case fail/annotation-depth-33-open refused_open depth-33 \
+	"annotation nsguard.io/userns.max-depth=33 *" --mode allow --depth 33
+ct_case fail/annotation-depth-garbage-open refused_open depth-nan \
+	"annotation nsguard.io/userns.max-depth=1x is *" --mode allow --depth 1x
+ct_case fail/annotation-bad-errno-open refused_open bad-errno \
+	"annotation nsguard.io/userns.errno=EINVAL *" --errno EINVAL
+ct_case fail/admin-allowed-modes-open refused_open admin-mode \
+	"annotation nsguard.io/userns=allow is not permitted: allowed-modes is *" --mode allow \
+	--conf "$(ct_conf no-allow-open 'allowed-modes = deny, audit' 'fail-mode = open')"
+ct_case fail/admin-max-depth-open refused_open admin-depth \
+	"annotation nsguard.io/userns.max-depth=2 exceeds the administrator's max-depth 1 *" --mode allow --depth 2 \
+	--conf "$(ct_conf depth1-open 'max-depth = 1' 'fail-mode = open')"
 # The bundle is the tenant's: nsguard reads at most 1 MiB of its config.json
 # (white space after the document keeps the runtime's own parse and the
 # state it passes on small), and fail-mode open does not open that refusal.

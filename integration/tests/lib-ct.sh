@@ -392,6 +392,20 @@ ct_spawn_init() {
 	return 1
 }
 
+# ct_kill PID...: kill processes started by ct_spawn_* and wait (5 s at most)
+# until each has exited (gone, or a zombie nobody reaped yet: it is not this
+# shell's child, so `wait` cannot), so that its cgroup can be removed.
+ct_kill() {
+	local p
+	kill "$@" 2>/dev/null
+	for p in "$@"; do
+		for _ in $(seq 50); do
+			[ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null || echo Z)" = Z ] && break
+			sleep 0.1
+		done
+	done
+}
+
 # ct_spawn_ready CGDIR CMD...: ct_spawn_in, then wait (10 s at most) until the
 # process is listed in CGDIR/cgroup.procs and runs CMD (its comm), so that a
 # test never races its start; prints its pid.
@@ -622,7 +636,9 @@ ct_case() {
 # failure, if any failed.
 ct_case_run() {
 	local ok=1 why='' id before=${#CT_IDS[@]}
-	if ! "$@"; then
+	CT_WHY=
+	# A failure recorded in CT_WHY counts even if FUNC returned 0 (lib.sh).
+	if ! "$@" || [ -n "$CT_WHY" ]; then
 		ok=0 why=${CT_WHY:-"$1 failed"}
 	fi
 	for id in "${CT_IDS[@]:$before}"; do

@@ -36,19 +36,23 @@ expect() {
 
 # nsg_case NAME FUNC [ARGS...]: one case: FUNC returns non-zero with CT_WHY
 # set when it fails (lib-ct.sh's want_* helpers set it); one PASS or FAIL
-# line for NAME; returns FUNC's verdict.  ct_case (lib-ct.sh) is this plus a
-# container runtime's clean-up; 15-guard.sh, which runs no runtime, uses it
-# directly.
+# line for NAME; returns the verdict.  A failure recorded in CT_WHY fails
+# the case even when FUNC goes on and returns 0 (a `cond || fails WHY` that
+# is not FUNC's last line), so no assertion is dead; a helper that sets
+# CT_WHY must mean it.  ct_case (lib-ct.sh) is this plus a container
+# runtime's clean-up; 15-guard.sh, which runs no runtime, uses it directly.
 CT_WHY=
 nsg_case() {
-	local name=$1
+	local name=$1 rc
 	shift
 	CT_WHY=
-	if "$@"; then
+	"$@"
+	rc=$?
+	if [ "$rc" = 0 ] && [ -z "$CT_WHY" ]; then
 		pass "$name"
 		return 0
 	fi
-	fail "$name" "${CT_WHY:-$1 failed}"
+	fail "$name" "${CT_WHY:-$1 failed (exit $rc)}"
 	return 1
 }
 
