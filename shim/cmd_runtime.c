@@ -218,12 +218,14 @@ static int find_bundle(int argc, char **argv, const char **bundle, bool *edit)
 struct self {
 	dev_t dev;
 	ino_t ino;
+	const char *path; /* readlink of /proc/self/exe: what the wrapper writes */
 };
 
 /*
- * The file itself, not a symlink to it, and not reached through /proc or
- * /dev (a symlinked directory on the way): what the runtime will run is
- * what this process is.
+ * Exactly the path the wrapper writes for itself, the file itself (not a
+ * symlink to it, nor another hard link or a symlinked directory on the way),
+ * not reached through /proc or /dev: what the runtime will run is what this
+ * process is.
  */
 static bool is_self(const char *path, void *data)
 {
@@ -231,7 +233,9 @@ static bool is_self(const char *path, void *data)
 	cleanup_free char *real = realpath(path, NULL);
 	struct stat st;
 
-	return real && strncmp(real, "/proc/", 6) != 0 && strncmp(real, "/dev/", 5) != 0 &&
+	/* Exactly the path the wrapper writes: no other link to the same file. */
+	return real && strcmp(path, me->path) == 0 && strncmp(real, "/proc/", 6) != 0 &&
+	       strncmp(real, "/dev/", 5) != 0 &&
 	       lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == me->dev &&
 	       st.st_ino == me->ino;
 }
@@ -281,7 +285,7 @@ static int guard_bundle(const char *bundle, const struct runtime_opts *o, const 
 	self_path[n] = '\0';
 	if (self_path[0] != '/' || strstr(self_path, " (deleted)"))
 		return nsg_fail(ENOENT, "the nsguard binary %s is gone (upgraded?)", self_path);
-	me = (struct self){ exe.st_dev, exe.st_ino };
+	me = (struct self){ exe.st_dev, exe.st_ino, self_path };
 
 	dfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)

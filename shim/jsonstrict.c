@@ -77,6 +77,16 @@ static uint32_t fold_hash(const char *k, size_t len, uint32_t obj)
 
 	while (i < len)
 		h = (h ^ json_fold_rune(next_rune(s, &i))) * 16777619u;
+	/*
+	 * FNV's low bits depend only on the runes' low bits, so keys made to
+	 * agree there would share one chain whatever the seed: mix every bit
+	 * into every bit before the table takes the low ones (murmur3's fmix32).
+	 */
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
 	return h;
 }
 
