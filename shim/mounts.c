@@ -7,9 +7,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
 
 #include "fileio.h"
 #include "log.h"
@@ -17,8 +22,9 @@
 #include "scope.h"
 #include "util.h"
 
-/* A node's mount table is a few hundred KiB at most; a bound all the same. */
+/* A node's mount table is a few hundred KiB at most; bounds all the same. */
 #define MOUNTINFO_MAX (16 * 1024 * 1024)
+#define MOUNTS_MAX 16384
 
 /* One mountinfo line, split in place. */
 struct mnt {
@@ -40,30 +46,49 @@ static void table_free(struct table *t)
 	free(t->m);
 }
 
-/* "36 25 0:30 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate" */
+/* mountinfo's octal escapes (space, tab, newline, backslash) back to bytes, in place. */
+static void unmangle(char *f)
+{
+	char *o = f;
+
+	for (; *f; f++) {
+		if (f[0] == '\\' && f[1] >= '0' && f[1] <= '3' && f[2] >= '0' && f[2] <= '7' &&
+		    f[3] >= '0' && f[3] <= '7') {
+			*o++ = (char)((f[1] - '0') << 6 | (f[2] - '0') << 3 | (f[3] - '0'));
+			f += 3;
+		} else {
+			*o++ = *f;
+		}
+	}
+	*o = '\0';
+}
+
+/*
+ * "36 25 0:30 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate":
+ * fields split on single spaces (an empty source is an empty field).
+ */
 static bool split_line(char *line, struct mnt *m)
 {
-	char *f[6], *save = NULL, *tok;
+	char *f[6], *tok = NULL, *src;
 	int k = 0;
 
-	for (tok = strtok_r(line, " ", &save); tok && k < 6; tok = strtok_r(NULL, " ", &save))
+	while (k < 6 && (tok = strsep(&line, " ")))
 		f[k++] = tok;
 	if (k < 6)
 		return false;
 	/* Optional fields up to the separator. */
-	while (tok && strcmp(tok, "-") != 0)
-		tok = strtok_r(NULL, " ", &save);
-	if (!tok)
-		return false;
-	m->fstype = strtok_r(NULL, " ", &save);
-	if (!m->fstype || !strtok_r(NULL, " ", &save)) /* the source */
-		return false;
-	m->super = strtok_r(NULL, " ", &save);
+	while ((tok = strsep(&line, " ")) && strcmp(tok, "-") != 0)
+		;
+	m->fstype = tok ? strsep(&line, " ") : NULL;
+	src = m->fstype ? strsep(&line, " ") : NULL;
+	m->super = src ? strsep(&line, " ") : NULL;
 	if (!m->super)
 		return false;
 	m->id = strtoul(f[0], NULL, 10);
 	m->parent = strtoul(f[1], NULL, 10);
 	m->majmin = f[2];
+	unmangle(f[3]);
+	unmangle(f[4]);
 	m->root = f[3];
 	m->point = f[4];
 	m->opts = f[5];
@@ -82,10 +107,17 @@ static int table_read(const char *path, struct table *t)
 		return nsg_fail(errno == ENOENT ? ESRCH : errno, "cannot read %s: %s", path,
 				strerror(errno));
 	err = read_capped(fd, MOUNTINFO_MAX, &t->buf, &len);
+	/* A table too large to judge is the container's doing: a refusal. */
+	if (err == -EFBIG)
+		return nsg_fail(EPERM, "%s is larger than %d MiB: too many mounts to judge", path,
+				MOUNTINFO_MAX >> 20);
 	if (err)
 		return nsg_fail(-err, "cannot read %s: %s", path, strerror(-err));
 	for (size_t i = 0; i < len; i++)
 		lines += t->buf[i] == '\n';
+	if (lines > MOUNTS_MAX)
+		return nsg_fail(EPERM, "%s has more than %d mounts: too many to judge", path,
+				MOUNTS_MAX);
 	t->m = calloc(lines + 1, sizeof(*t->m));
 	if (!t->m)
 		return nsg_fail(ENOMEM, "out of memory");
@@ -123,9 +155,10 @@ static bool first_opt_is(const char *opts, const char *want)
 	return strncmp(opts, want, n) == 0 && (opts[n] == ',' || opts[n] == '\0');
 }
 
-static bool writable(const struct mnt *m)
+/* A read-only mount holds only if the container cannot remount it (ro_holds). */
+static bool writable(const struct mnt *m, bool ro_holds)
 {
-	return first_opt_is(m->opts, "rw") && first_opt_is(m->super, "rw");
+	return (!ro_holds || first_opt_is(m->opts, "rw")) && first_opt_is(m->super, "rw");
 }
 
 static int by_key(const void *a, const void *b)
@@ -186,52 +219,51 @@ static bool covered(const struct table *t, const struct mnt *m)
 	return false;
 }
 
-/* s as mountinfo prints a path: space, tab, newline and backslash in octal. */
-static char *mangle(const char *s)
+/*
+ * R + destination of config entry i is point (R the rootfs bind's point,
+ * "/" allowed), destinations cleaned as the runtimes clean them.
+ */
+static bool entry_at(const struct oci_mount *e, const char *rootfs, const char *point)
 {
-	char *out = malloc(strlen(s) * 4 + 1), *o = out;
+	cleanup_free char *clean = NULL;
+	size_t n = strcmp(rootfs, "/") == 0 ? 0 : strlen(rootfs);
 
-	if (!out)
-		return NULL;
-	for (; *s; s++) {
-		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\\')
-			o += sprintf(o, "\\%03o", (unsigned char)*s);
-		else
-			*o++ = *s;
-	}
-	*o = '\0';
-	return out;
+	if (!e->destination || e->destination[0] != '/')
+		return false;
+	clean = scope_clean_path(e->destination);
+	if (!clean || strncmp(point, rootfs, n) != 0)
+		return false;
+	return strcmp(clean, "/") == 0 ? point[n] == '\0' || (n == 0 && !strcmp(point, "/"))
+				       : strcmp(point + n, clean) == 0;
 }
 
 /*
- * crun applies `ro` after the createRuntime hooks (its remounts come after
- * the sync that runs them): the top mount at rootfs + a destination whose
- * options end in "ro" is taken as the read-only mount it is about to be.
- * rootfs is the runtime's bind of the rootfs onto itself; unknown: none.
+ * crun makes `ro` mounts read-only after the createRuntime hooks (its
+ * remounts follow the sync that runs them).  m, the top mount at its point,
+ * may be made read-only now, as the runtime is about to, only when the last
+ * config.json entry at that destination asks for ro (no rrw) and no later
+ * entry is mounted at or above it (which would put something else there).
  */
-static bool becomes_ro(const struct table *t, const struct mnt *m, const char *rootfs,
-		       const struct oci_mount *cfg, size_t n_cfg)
+static bool ro_requested(const struct table *t, const struct mnt *m, const char *rootfs,
+			 const struct oci_mount *cfg, size_t n_cfg)
 {
+	size_t last = n_cfg;
+
 	if (!rootfs || covered(t, m))
 		return false;
-	for (size_t i = 0; i < n_cfg; i++) {
-		cleanup_free char *clean = NULL, *mangled = NULL, *want = NULL;
+	for (size_t i = 0; i < n_cfg; i++)
+		if (entry_at(&cfg[i], rootfs, m->point))
+			last = i;
+	if (last == n_cfg || !cfg[last].ro)
+		return false;
+	for (size_t j = last + 1; j < n_cfg; j++) {
+		cleanup_free char *d = cfg[j].destination ? scope_clean_path(cfg[j].destination) : NULL;
+		cleanup_free char *mine = scope_clean_path(cfg[last].destination);
 
-		if (!cfg[i].ro || !cfg[i].destination || cfg[i].destination[0] != '/')
-			continue;
-		clean = scope_clean_path(cfg[i].destination);
-		mangled = clean ? mangle(clean) : NULL;
-		if (!mangled)
+		if (!d || !mine || at_or_below(mine, d))
 			return false;
-		if (asprintf(&want, "%s%s", strcmp(rootfs, "/") == 0 ? "" : rootfs,
-			     strcmp(mangled, "/") == 0 && strcmp(rootfs, "/") != 0 ? "" : mangled) < 0) {
-			want = NULL;
-			return false;
-		}
-		if (strcmp(want, m->point) == 0)
-			return true;
 	}
-	return false;
+	return true;
 }
 
 /* Where run_dir lives in ours: its file system's device and path in it. */
@@ -265,36 +297,47 @@ static int locate(const struct table *ours, const char *run_dir, const char **ma
 	return 0;
 }
 
-/* The refusal for m, or 0. */
-static int judge(const struct mnt *m, const char *guarded, const char *run_majmin,
-		 const char *run_in_fs, const char *run_dir)
+enum danger { SAFE, BPFFS, CGROUP, RUN_DIR };
+
+/* What a writable m would expose. */
+static enum danger danger(const struct mnt *m, const struct mounts_ctx *c, const char *run_majmin,
+			  const char *run_in_fs)
 {
 	if (strcmp(m->fstype, "bpf") == 0)
+		return BPFFS;
+	if (strcmp(m->fstype, "cgroup2") == 0 && !at_or_below(m->root, c->guarded))
+		return CGROUP;
+	if (run_majmin && strcmp(m->majmin, run_majmin) == 0 &&
+	    (at_or_below(m->root, run_in_fs) || at_or_below(run_in_fs, m->root)))
+		return RUN_DIR;
+	return SAFE;
+}
+
+static int refuse(const struct mnt *m, enum danger d, const struct mounts_ctx *c)
+{
+	const char *fix = c->ro_holds ? "mount it read-only (each submount of an rbind too) or not at all"
+				      : "its user namespace maps the host's root and may make its "
+					"own mounts writable again: do not mount it at all";
+
+	if (d == BPFFS)
 		return nsg_fail(EPERM,
 				"the container's mount at %.200s is a writable bpf file system, and "
 				"it runs as the host's root: it could unpin nsguard's program and "
-				"links; mount it read-only (each submount of an rbind too) or not at "
-				"all",
-				m->point);
-	if (strcmp(m->fstype, "cgroup2") == 0 && !at_or_below(m->root, guarded))
+				"links; %s",
+				m->point, fix);
+	if (d == CGROUP)
 		return nsg_fail(EPERM,
 				"the container's mount at %.200s shows cgroup %.200s read-write, "
 				"above or beside the guarded %.200s, and it runs as the host's root: "
-				"its processes could move out of the cgroup nsguard guards; mount it "
-				"read-only (each submount of an rbind too) or not at all",
-				m->point, m->root, guarded);
-	if (run_majmin && strcmp(m->majmin, run_majmin) == 0 &&
-	    (at_or_below(m->root, run_in_fs) || at_or_below(run_in_fs, m->root)))
-		return nsg_fail(EPERM,
-				"the container's mount at %.200s shows %s read-write, and it runs "
-				"as the host's root: it could rewrite nsguard's records and lock; "
-				"mount it read-only or not at all",
-				m->point, run_dir);
-	return 0;
+				"its processes could move out of the cgroup nsguard guards; %s",
+				m->point, m->root, c->guarded, fix);
+	return nsg_fail(EPERM,
+			"the container's mount at %.200s shows %s read-write, and it runs as the "
+			"host's root: it could rewrite nsguard's records and lock; %s",
+			m->point, c->run_dir, fix);
 }
 
-int mounts_check_files(const char *theirs_path, const char *ours_path, const char *guarded,
-		       const struct oci_mount *cfg, size_t n_cfg, const char *run_dir)
+int mounts_check_files(const char *theirs_path, const char *ours_path, const struct mounts_ctx *c)
 {
 	struct table theirs, ours;
 	cleanup_free char *run_in_fs = NULL;
@@ -308,7 +351,7 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const cha
 	if (!err)
 		err = mark_added(&theirs, &ours);
 	if (!err)
-		err = locate(&ours, run_dir, &run_majmin, &run_in_fs);
+		err = locate(&ours, c->run_dir, &run_majmin, &run_in_fs);
 	if (err)
 		goto out;
 	/* The shallowest added mount point, if every added one is below it. */
@@ -320,7 +363,7 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const cha
 		if (theirs.m[i].added && !at_or_below(theirs.m[i].point, rootfs))
 			rootfs = NULL;
 	for (size_t i = 0; i < theirs.n; i++) {
-		if (!theirs.m[i].added)
+		if (!theirs.m[i].added || (rootfs && strcmp(theirs.m[i].point, rootfs) != 0))
 			continue;
 		for (size_t k = 0; k < theirs.n; k++)
 			if (at_or_below(theirs.m[k].point, theirs.m[i].point))
@@ -328,10 +371,21 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const cha
 	}
 	for (size_t i = 0; i < theirs.n && !err; i++) {
 		const struct mnt *m = &theirs.m[i];
+		enum danger d;
 
-		if (!m->judged || !writable(m) || becomes_ro(&theirs, m, rootfs, cfg, n_cfg))
+		if (!m->judged || !writable(m, c->ro_holds))
 			continue;
-		err = judge(m, guarded, run_majmin, run_in_fs, run_dir);
+		d = danger(m, c, run_majmin, run_in_fs);
+		if (d == SAFE)
+			continue;
+		/* What the runtime is about to do anyway, done now: then it is read-only. */
+		if (c->ro_holds && c->make_ro && ro_requested(&theirs, m, rootfs, c->cfg, c->n_cfg)) {
+			err = c->make_ro(m->point, c->data);
+			if (!err)
+				continue;
+			nsg_clear_error();
+		}
+		err = refuse(m, d, c);
 	}
 out:
 	table_free(&theirs);
@@ -339,10 +393,67 @@ out:
 	return err;
 }
 
+struct live {
+	const char *proc_root;
+	pid_t pid;
+};
+
+/*
+ * Make the top mount at point (as pid's mountinfo shows it) read-only, in
+ * pid's mount namespace: opened from its root without following symlinks,
+ * then mount_setattr there (it acts on mounts of the caller's namespace
+ * only), then back to ours.
+ */
+static int make_ro_live(const char *point, void *data)
+{
+	const struct live *l = data;
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+					   RESOLVE_IN_ROOT };
+	cleanup_close int root = -1, fd = -1, theirs = -1, ours = -1, cwd = -1;
+	cleanup_free char *rootp = NULL, *nsp = NULL;
+	int err = 0;
+
+	if (asprintf(&rootp, "%s/%d/root", l->proc_root, (int)l->pid) < 0)
+		rootp = NULL;
+	if (asprintf(&nsp, "%s/%d/ns/mnt", l->proc_root, (int)l->pid) < 0)
+		nsp = NULL;
+	if (!rootp || !nsp)
+		return nsg_fail(ENOMEM, "out of memory");
+	root = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	theirs = open(nsp, O_RDONLY | O_CLOEXEC);
+	ours = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0 || theirs < 0 || ours < 0 || cwd < 0)
+		return nsg_fail(errno, "cannot open the mount namespace of pid %d: %s", (int)l->pid,
+				strerror(errno));
+	fd = (int)syscall(SYS_openat2, root, point[1] ? point + 1 : ".", &how, sizeof(how));
+	if (fd < 0)
+		return nsg_fail(errno, "open %s in pid %d's mount namespace: %s", point,
+				(int)l->pid, strerror(errno));
+	if (setns(theirs, CLONE_NEWNS) < 0)
+		return nsg_fail(errno, "cannot join the mount namespace of pid %d: %s", (int)l->pid,
+				strerror(errno));
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		err = -errno;
+	/* Back before anything else: every later path is this namespace's. */
+	if (setns(ours, CLONE_NEWNS) < 0 || fchdir(cwd) < 0)
+		return nsg_fail(errno, "cannot return to nsguard's own mount namespace: %s",
+				strerror(errno));
+	if (err)
+		return nsg_fail(-err, "cannot make %s read-only: %s", point, strerror(-err));
+	return 0;
+}
+
 int mounts_check(const char *proc_root, pid_t pid, const char *guarded,
-		 const struct oci_mount *cfg, size_t n_cfg, const char *run_dir)
+		 const struct oci_mount *cfg, size_t n_cfg, const char *run_dir, bool ro_holds)
 {
 	cleanup_free char *theirs = NULL, *ours = NULL;
+	struct live l = { proc_root, pid };
+	struct mounts_ctx c = { .guarded = guarded, .cfg = cfg, .n_cfg = n_cfg,
+				.run_dir = run_dir, .ro_holds = ro_holds,
+				.make_ro = make_ro_live, .data = &l };
 
 	if (asprintf(&theirs, "%s/%d/mountinfo", proc_root, (int)pid) < 0)
 		theirs = NULL;
@@ -350,5 +461,5 @@ int mounts_check(const char *proc_root, pid_t pid, const char *guarded,
 		ours = NULL;
 	if (!theirs || !ours)
 		return nsg_fail(ENOMEM, "out of memory");
-	return mounts_check_files(theirs, ours, guarded, cfg, n_cfg, run_dir);
+	return mounts_check_files(theirs, ours, &c);
 }

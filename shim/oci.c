@@ -294,10 +294,15 @@ int oci_state_read_fd(int fd, struct oci_state *out)
 	return oci_state_parse(buf, len, out);
 }
 
-/* options: the flags of one mount that change what the container sees. */
+/*
+ * options: the flags of one mount that change what the container sees.  ro
+ * is the last of "ro"/"rw", or "rro"; "rrw" clears it, wherever it stands
+ * (the runtimes apply it after the ro remount).
+ */
 static int mount_options(const cJSON *opts, struct oci_mount *m, const char *what, size_t i)
 {
 	const cJSON *o;
+	bool rro = false, rrw = false;
 
 	if (!opts || cJSON_IsNull(opts))
 		return 0;
@@ -310,11 +315,16 @@ static int mount_options(const cJSON *opts, struct oci_mount *m, const char *wha
 			m->ro = true;
 		else if (strcmp(o->valuestring, "rw") == 0)
 			m->ro = false;
+		else if (strcmp(o->valuestring, "rro") == 0)
+			rro = true;
+		else if (strcmp(o->valuestring, "rrw") == 0)
+			rrw = true;
 		else if (strcmp(o->valuestring, "rbind") == 0)
 			m->bind = m->rbind = true;
 		else if (strcmp(o->valuestring, "bind") == 0)
 			m->bind = true;
 	}
+	m->ro = (m->ro || rro) && !rrw;
 	return 0;
 }
 
@@ -356,12 +366,31 @@ static int add_mounts(struct oci_state *st, const cJSON *arr, const char *what)
 	return 0;
 }
 
-/* CAP_SYS_ADMIN or CAP_BPF by any spelling a runtime might take. */
+/*
+ * Whether a name in process.capabilities may grant what reaches past the
+ * guard from the host's user namespace.  Runtimes read names differently
+ * (runc wants "CAP_X" exactly; crun takes libcap's cap_from_name: numbers,
+ * any case, trailing junk), so only an exact "CAP_X" that nsguard knows to
+ * be harmless is harmless; any other spelling counts as one that detaches.
+ */
 static bool cap_detaches(const char *name)
 {
-	if (strncasecmp(name, "CAP_", 4) == 0)
-		name += 4;
-	return strcasecmp(name, "SYS_ADMIN") == 0 || strcasecmp(name, "BPF") == 0;
+	static const char *const harmless[] = {
+		"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
+		"CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP",
+		"CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
+		"CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_CHROOT",
+		"CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_BOOT", "CAP_SYS_NICE",
+		"CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
+		"CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE",
+		"CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND",
+		"CAP_AUDIT_READ", "CAP_PERFMON", "CAP_CHECKPOINT_RESTORE",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(harmless); i++)
+		if (strcmp(name, harmless[i]) == 0)
+			return false;
+	return true; /* CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE, CAP_SYS_RAWIO, or unknown */
 }
 
 /*

@@ -50,7 +50,7 @@ struct oci_mount {
 	char *type; /* may be NULL */
 	bool bind; /* type "bind" or a "bind"/"rbind" option */
 	bool rbind; /* submounts come along */
-	bool ro; /* the last of "ro"/"rw" in options was "ro" */
+	bool ro; /* read-only: the last of "ro"/"rw" was "ro", or "rro"; never with "rrw" */
 };
 
 struct oci_state {

@@ -176,16 +176,18 @@ static int ns_relative_path(const char *proc_root, pid_t pid, char **rel_out)
 	return nsg_fail(ESRCH, "pid %d has exited (no cgroup v2 line in its namespace)", (int)pid);
 }
 
-/* Whether the container can pass DAC checks on root-owned files. */
-static int runs_as_host_root(const char *proc_root, pid_t pid, bool *host_root)
+/*
+ * Whether the container can pass DAC checks on root-owned files; *same_user:
+ * it is in the host's user namespace itself (not one that maps uid 0).
+ */
+static int runs_as_host_root(const char *proc_root, pid_t pid, bool *host_root, bool *same_user)
 {
 	cleanup_free char *map = NULL;
-	bool same = false;
-	int err = same_ns(proc_root, pid, "user", &same);
+	int err = same_ns(proc_root, pid, "user", same_user);
 
 	if (err)
 		return err;
-	if (same) {
+	if (*same_user) {
 		*host_root = true;
 		return 0;
 	}
@@ -301,7 +303,7 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 		  const char *init_path, char **target_out, const char **how)
 {
 	cleanup_free char *rel = NULL, *root = NULL;
-	bool same_cg = false, same_mnt = false, host_root = false;
+	bool same_cg = false, same_mnt = false, same_pid = false, host_root = false, same_user = false;
 	int err = 0;
 
 	*target_out = NULL;
@@ -325,7 +327,7 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 	err = scope_in_runtime_cgroup(root, st->cgroups_path);
 	if (err)
 		return err;
-	err = runs_as_host_root(proc_root, st->pid, &host_root);
+	err = runs_as_host_root(proc_root, st->pid, &host_root, &same_user);
 	if (err)
 		return err;
 	if (!host_root) {
@@ -355,8 +357,18 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 				"the container shares the host's mount namespace, so it sees the host's "
 				"cgroup hierarchy, and runs as the host's root: its processes could "
 				"move out of the cgroup nsguard would guard; give it a mount namespace");
+	/* /proc/PID/root of a host process leads into the host's mounts. */
+	err = same_ns(proc_root, st->pid, "pid", &same_pid);
+	if (err)
+		return err;
+	if (same_pid)
+		return nsg_fail(EPERM,
+				"the container shares the host's pid namespace and runs as the host's "
+				"root: through /proc/PID/root of a host process it reaches the host's "
+				"file systems, nsguard's pins included; give it a pid namespace");
 	/* What its mounts show, from the kernel's table: not what config.json asked. */
-	err = mounts_check(proc_root, st->pid, root, st->mounts, st->n_mounts, NSGUARD_RUN_DIR);
+	err = mounts_check(proc_root, st->pid, root, st->mounts, st->n_mounts, NSGUARD_RUN_DIR,
+			   same_user);
 	if (err)
 		return err;
 	*target_out = steal_pointer(&root);
@@ -383,8 +395,8 @@ static int cap_bounding(const char *proc_root, pid_t pid, unsigned long long *bn
 	return nsg_fail(ESRCH, "%s has no CapBnd line (the process has exited)", path);
 }
 
-#define CAP_SYS_ADMIN_BIT 21
-#define CAP_BPF_BIT 39
+/* What reaches past the guard from the host's user namespace: bpf(), a module, raw I/O. */
+#define CAPS_DETACH (1ULL << 21 | 1ULL << 39 | 1ULL << 16 | 1ULL << 17)
 
 int scope_host_caps(const char *proc_root, const struct oci_state *st)
 {
@@ -403,12 +415,14 @@ int scope_host_caps(const char *proc_root, const struct oci_state *st)
 	 * drops down to process.capabilities only after the createRuntime
 	 * hooks, and reads the same config.json, read the same way.
 	 */
-	if (!(bnd & (1ULL << CAP_SYS_ADMIN_BIT | 1ULL << CAP_BPF_BIT)) || !st->caps_detach)
+	if (!(bnd & CAPS_DETACH) || !st->caps_detach)
 		return 0;
 	return nsg_fail(EPERM,
-			"the container runs in the host's user namespace with CAP_SYS_ADMIN or "
-			"CAP_BPF (config.json process.capabilities%s): it could detach its own "
-			"guard through bpf(); drop both capabilities, give it a user namespace, "
-			"or set host-capabilities = allow in nsguard.conf",
-			st->have_caps ? "" : " is missing, so it keeps them all");
+			"the container runs in the host's user namespace with CAP_SYS_ADMIN, "
+			"CAP_BPF, CAP_SYS_MODULE or CAP_SYS_RAWIO (config.json "
+			"process.capabilities %s): it could detach its own guard (bpf(), a kernel "
+			"module, raw I/O); drop them, give it a user namespace, or set "
+			"host-capabilities = allow in nsguard.conf",
+			st->have_caps ? "names one, or a name nsguard does not know"
+				      : "is missing, so it keeps them all");
 }

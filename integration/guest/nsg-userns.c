@@ -30,6 +30,15 @@
  *   nsg-userns race N         N children spin until all are ready, then one
  *                             unshare each at once;
  *                             always "ok created=K failed=F errno=NAME"
+ *   nsg-userns standin        a stand-in for a container's init, for hooks
+ *                             run by hand: pid 1 of a pid namespace of its
+ *                             own, with its own cgroup namespace (rooted at
+ *                             the caller's cgroup) and mount namespace; the
+ *                             caller leaves the cgroup to it and prints its
+ *                             pid once the namespaces exist.  It exits on
+ *                             SIGTERM (it has a handler, so a signal from
+ *                             outside its pid namespace reaches it) or after
+ *                             600 s.
  *   nsg-userns hold PATH      unshare(CLONE_NEWUSER) + maps, write its pid
  *                             to PATH, then sleep forever (a user namespace others can
  *                             setns into via /proc/PID/ns/user)
@@ -57,6 +66,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -476,11 +486,57 @@ static int do_race(const char *cmd, int n)
 	return 0;
 }
 
+static void standin_exit(int sig)
+{
+	(void)sig;
+	_exit(0);
+}
+
+static int do_standin(const char *cmd)
+{
+	int ready[2], fd;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe(ready) < 0 || unshare(CLONE_NEWPID) < 0)
+		return setup_fail(cmd, "unshare pid", errno);
+	pid = fork();
+	if (pid < 0)
+		return setup_fail(cmd, "fork", errno);
+	if (pid == 0) {
+		signal(SIGTERM, standin_exit);
+		signal(SIGALRM, standin_exit);
+		alarm(600);
+		close(ready[0]);
+		setsid();
+		if (unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(2);
+		fd = open("/dev/null", O_RDWR);
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		close(ready[1]);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		return setup_fail(cmd, "stand-in init", ECHILD);
+	/* The cgroup is the stand-in's alone, as a container's init's. */
+	if (write_file("/sys/fs/cgroup/cgroup.procs", "0") < 0)
+		return setup_fail(cmd, "leave the cgroup", errno);
+	printf("%d\n", (int)pid);
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: nsg-userns unshare|clone|clone3|level|reexec|cgroup-escape\n"
 			"       nsg-userns nest N | chain N | setns PATH | hold PATH | flood N\n"
-			"       nsg-userns seq N | race N\n"
+			"       nsg-userns seq N | race N | standin\n"
 			"       nsg-userns move DIR CMD...\n");
 	return 2;
 }
@@ -531,6 +587,8 @@ int main(int argc, char **argv)
 		return do_seq(cmd, n);
 	if (!strcmp(cmd, "race") && argc == 3 && number(argv[2], &n) == 0)
 		return do_race(cmd, n);
+	if (!strcmp(cmd, "standin") && argc == 2)
+		return do_standin(cmd);
 	if (!strcmp(cmd, "hold") && argc == 3)
 		return do_hold(cmd, argv[2]);
 	return usage();

@@ -401,12 +401,9 @@ c_attach_reads_no_record() {
 gcase attach-reads-no-record c_attach_reads_no_record
 
 # The OCI hook path: createRuntime attaches from the state, poststop detaches.
-# Not through incg: $! must be the process that joins the cgroup.  Like a
-# container's init, it has a cgroup and mount namespace of its own (as the
-# host's root in the host's, nsguard would refuse it: it could leave).
-sh -c 'echo $$ >"$0/cgroup.procs" && exec unshare -C -m sleep 60' "$T/hookcg" &
-victim=$!
-sleep 0.3
+# Like a container's init, the stand-in has a pid, cgroup and mount namespace
+# of its own (as the host's root in the host's, nsguard would refuse it).
+victim=$(ct_spawn_init "$T/hookcg") || ko hook-init "no stand-in init in $T/hookcg"
 state=$(ct_state hooked "$victim" "$CT_WORK/b/none" '{"nsguard.io/userns":"deny","nsguard.io/userns.errno":"ENOSPC"}' created)
 # hook STAGE STATE [nsguard args...]: the hook by hand; false with CT_WHY on failure.
 hook() {
@@ -425,8 +422,7 @@ c_poststop_running() {
 		fails "poststop removed the record of a running init"
 }
 gcase hook-poststop-while-init-runs c_poststop_running
-kill "$victim" 2>/dev/null
-wait "$victim" 2>/dev/null
+ct_kill "$victim"
 c_poststop() {
 	echo "$state" | "$NSG" hook poststop && [ ! -e /run/nsguard/containers/hooked.json ] ||
 		fails "poststop failed or left the record"
@@ -439,7 +435,7 @@ gcase hook-poststop-unknown hook poststop "$(ct_state never-seen '' /nonexistent
 # test can refuse it, and they match that check's message: an exited pid or
 # one in the root cgroup would be refused whatever that check does.
 echo 'fail-mode = open' >/tmp/open.conf
-live=$(ct_spawn_init "$T/live" sleep 600) || ko live-init "no stand-in init in $T/live"
+live=$(ct_spawn_init "$T/live") || ko live-init "no stand-in init in $T/live"
 # Its bundle's config.json says where it is, as a runtime's would.
 ct_bundle refused --no-hooks --cgpath /smoke/live -- true || ko live-init "no bundle"
 ct_bundle refused-root --no-hooks --cgpath / -- true || ko root-init "no bundle"
@@ -465,7 +461,7 @@ gcase hook-bad-annotation-fail-mode-open refused "$badann" "$badglob" --config /
 # does not open it (50-failure.sh's open-pid-exited shows what it does open).
 # Its stand-in init has a cgroup and mount namespace of its own, as a
 # container's would, so that only the root-cgroup check refuses it.
-rootpid=$(ct_spawn_init "$CG" sleep 600) || ko root-init "no stand-in init in the root cgroup"
+rootpid=$(ct_spawn_init "$CG") || ko root-init "no stand-in init in the root cgroup"
 rootstate=$(ct_state refused "$rootpid" "$CT_WORK/b/refused-root" - created)
 rootglob="nsguard: container refused: pid $rootpid is in the root cgroup; *"
 gcase fail-mode-open-keeps-root-cgroup-closed refused "$rootstate" "$rootglob" --config /tmp/open.conf

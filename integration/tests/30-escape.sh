@@ -177,13 +177,13 @@ case_above_guarded() {
 	cga=$CT_CGFS/$CT_CGPARENT/$a
 	cgb=$cga/inner
 	mkdir -p "$cgb" || { CT_WHY="mkdir $cgb"; return 1; }
-	pb=$(ct_spawn_init "$cgb" sleep 600) || { CT_WHY="cannot start a process in $cgb"; return 1; }
+	pb=$(ct_spawn_init "$cgb") || { CT_WHY="cannot start a process in $cgb"; return 1; }
 	sleep 0.3
 	ct_bundle "$b" --cgpath "/$CT_CGPARENT/$a/inner" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$b" "$pb" "$CT_WORK/b/$b")" --config "$CT_CONF"
 	want_eq "hook for $b" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
 	ct_kill "$pb"
-	pa=$(ct_spawn_init "$cga" sleep 600) || { CT_WHY="cannot start a process in $cga"; return 1; }
+	pa=$(ct_spawn_init "$cga") || { CT_WHY="cannot start a process in $cga"; return 1; }
 	sleep 0.3
 	ct_bundle "$a" --cgpath "/$CT_CGPARENT/$a" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$a" "$pa" "$CT_WORK/b/$a")" --config "$OPEN_CONF"
@@ -204,11 +204,11 @@ case_below_guarded() {
 	local a=below-$S b=below-$S-inner cga cgb pa pb
 	cga=$CT_CGFS/$CT_CGPARENT/$a
 	cgb=$cga/inner
-	pa=$(ct_spawn_init "$cga" sleep 600) || { CT_WHY="cannot start a process in $cga"; return 1; }
+	pa=$(ct_spawn_init "$cga") || { CT_WHY="cannot start a process in $cga"; return 1; }
 	ct_bundle "$a" --cgpath "/$CT_CGPARENT/$a" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$a" "$pa" "$CT_WORK/b/$a")" --config "$CT_CONF"
 	want_eq "hook for $a" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; kill "$pa"; return 1; }
-	pb=$(ct_spawn_init "$cgb" sleep 600) || { CT_WHY="cannot start a process in $cgb"; kill "$pa"; return 1; }
+	pb=$(ct_spawn_init "$cgb") || { CT_WHY="cannot start a process in $cgb"; kill "$pa"; return 1; }
 	ct_bundle "$b" --cgpath "/$CT_CGPARENT/$a/inner" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$b" "$pb" "$CT_WORK/b/$b")" --config "$OPEN_CONF"
 	ct_kill "$pa" "$pb"
@@ -227,7 +227,7 @@ ct_hook_case escape/below-another-guard-refused case_below_guarded
 case_not_runtime_cgroup() {
 	local id=rtcg-$S cg pid
 	cg=$CT_CGFS/$CT_CGPARENT/$id
-	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
 	sleep 0.3
 	ct_bundle "$id" --cgpath "/$CT_CGPARENT/$id-elsewhere" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$id" "$pid" "$CT_WORK/b/$id")" --config "$OPEN_CONF"
@@ -414,12 +414,12 @@ case_same_id_same_cgroup() {
 	cg=$CT_CGFS/$CT_CGPARENT/$id
 	conf=$(ct_conf "shared-open-$S" "shared-cgroups = allow" "fail-mode = open")
 	mkdir -p "$cg" || { CT_WHY="mkdir $cg"; return 1; }
-	p1=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	p1=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
 	ct_bundle "$id" --cgpath "/$CT_CGPARENT/$id" -- true || return 1
 	ct_hook createRuntime "$(ct_state "$id" "$p1" "$CT_WORK/b/$id" \
 		'{"nsguard.io/userns":"allow","nsguard.io/userns.max-count":"1"}')" --config "$conf"
 	want_eq "hook for the first container" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
-	p2=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a second process in $cg"; return 1; }
+	p2=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a second process in $cg"; return 1; }
 	ct_hook createRuntime "$(ct_state "$id" "$p2" "$CT_WORK/b/$id" \
 		'{"nsguard.io/userns":"allow","nsguard.io/userns.max-count":"1"}')" --config "$conf"
 	kill "$p1" "$p2"
@@ -453,7 +453,7 @@ ct_case escape/bind-run-nsguard-rw-refused layout_refused bind-run \
 # user namespace could detach the guard through bpf().  Refused, whatever
 # fail-mode says; the admin may accept it (host-capabilities = allow).
 ct_case escape/host-caps-refused layout_refused host-caps \
-	"*runs in the host's user namespace with CAP_SYS_ADMIN or CAP_BPF*could detach its own guard*" \
+	"*runs in the host's user namespace with CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE or CAP_SYS_RAWIO*could detach its own guard*" \
 	/tmp/x --hostcaps
 ct_case escape/host-caps-allowed-by-admin escape_case escape-hostcaps "nsg-userns unshare" \
 	"unshare: fail errno=EACCES" --hostcaps --conf "$(ct_conf hostcaps 'host-capabilities = allow')"
@@ -467,7 +467,7 @@ case_config_missing() {
 	local id=nocfg-$S cg pid b=$CT_WORK/nocfg-$S
 	cg=$CT_CGFS/$CT_CGPARENT/$id
 	mkdir -p "$b" "$cg" || { CT_WHY="mkdir $b $cg"; return 1; }
-	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
 	ct_hook createRuntime "$(ct_state "$id" "$pid" "$b")" --config "$OPEN_CONF"
 	kill "$pid"
 	want_run "hook, bundle without config.json (fail-mode open)" 1 \
@@ -477,3 +477,43 @@ case_config_missing() {
 	rmdir "$b"
 }
 ct_hook_case escape/config-json-missing-refused case_config_missing
+
+# --- found in review of the above (#29).  The host's pid namespace: /proc/1/root
+# leads into the host's mounts, whatever the container's own mount table says.
+ct_case escape/host-pidns-host-root-refused layout_refused host-pidns \
+	"*shares the host's pid namespace and runs as the host's root*" /tmp/x --host-pidns
+# crun reads capability names with libcap (numbers, any case): "21" is
+# CAP_SYS_ADMIN to it.  (runc wants CAP_ names exactly.)
+[ "${CRUN##*/}" = crun ] && ct_case escape/host-caps-numeric-name-refused layout_refused \
+	host-caps-21 "*runs in the host's user namespace with CAP_SYS_ADMIN*names one, or a name nsguard does not know*" \
+	/tmp/x --cap 21
+# An ro entry, then a rw one at the same destination: the bpffs on top stays
+# writable; no concession for what the last entry does not ask.
+ct_case escape/stacked-ro-then-rw-refused layout_refused stacked \
+	"*container's mount at */x is a writable bpf file system*" /tmp/x \
+	--mount '{"destination": "/x", "type": "bind", "source": "/tmp", "options": ["bind", "ro"]}' \
+	--mount '{"destination": "/x", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "rw"]}'
+# Read-only decoys where a later rbind's submounts will land.
+ct_case escape/decoys-under-rbind-refused layout_refused decoys \
+	"*container's mount at */h/fs/cgroup shows cgroup / read-write*" "/h/fs/cgroup/escaped-$S" \
+	--mount '{"destination": "/h/fs/bpf", "type": "bind", "source": "/tmp", "options": ["bind", "ro"]}' \
+	--mount '{"destination": "/h/fs/cgroup", "type": "bind", "source": "/tmp", "options": ["bind", "ro"]}' \
+	--mount '{"destination": "/h", "type": "bind", "source": "/sys", "options": ["rbind", "ro"]}'
+# A user namespace that maps the host's root owns its mount namespace and may
+# remount a read-only bind writable: a bpffs is refused even read-only.
+ct_case escape/userns-root-ro-bpffs-refused layout_refused userns-root \
+	"*container's mount at */b is a writable bpf file system*may make its own mounts writable*" /tmp/x \
+	--userns-root --mount '{"destination": "/b", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "ro"]}'
+# Control: a read-only bind of the bpffs in the host's user namespace starts
+# (crun makes it read-only after the hook; nsguard does so first), and it is
+# read-only in the container.
+case_ro_bpffs() {
+	local id=ro-bpffs-$S
+	ct_bundle "$id" --errno EACCES \
+		--mount '{"destination": "/b", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "ro"]}' \
+		-- sh -c 'mkdir /b/nsg-probe 2>/dev/null && echo WROTE-BPFFS || echo BPFFS-READ-ONLY' || return 1
+	ct_run "$id"
+	want_run "$CRUN run" 0 "BPFFS-READ-ONLY" || return 1
+	want_eq "the host's bpffs" "$(ls -d /sys/fs/bpf/nsg-probe 2>/dev/null)" ""
+}
+ct_case escape/ro-bpffs-stays-read-only case_ro_bpffs

@@ -135,7 +135,7 @@ case_gc() {
 	local id=gc-$S live=gc-live-$S cg pid cgid left
 	start_guarded "$live" || return 1
 	cg=$CT_CGFS/$CT_CGPARENT/$id
-	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
 	sleep 0.3
 	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$CT_CONF"
 	want_eq "hook by hand" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
@@ -166,7 +166,7 @@ ct_case lifecycle/gc-unclean-stop case_gc
 case_gc_orphan_pin() {
 	local id=gc-orphan-$S cg pid cgid
 	cg=$CT_CGFS/$CT_CGPARENT/$id
-	pid=$(ct_spawn_init "$cg" sleep 600) || return 1
+	pid=$(ct_spawn_init "$cg") || return 1
 	sleep 0.3
 	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$CT_CONF"
 	want_eq "hook by hand" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }

@@ -43,7 +43,7 @@ hook_refuses() {
 # guard (ct_spawn_init: its own cgroup $CT_CGPARENT/NAME, cgroup and mount
 # namespace), so that only the check under test can refuse the state that
 # names it; prints its pid.  reap_init NAME PID ends it and its cgroup.
-live_init() { ct_spawn_init "$CT_CGFS/$CT_CGPARENT/$1" sleep 600; }
+live_init() { ct_spawn_init "$CT_CGFS/$CT_CGPARENT/$1"; }
 reap_init() {
 	ct_kill "$2"
 	rmdir "$CT_CGFS/$CT_CGPARENT/$1" 2>/dev/null
@@ -109,7 +109,7 @@ ct_hook_case fail/pid-exited case_dead_pid
 # refused as the host's root in the host's cgroup namespace too).
 case_root_cgroup() {
 	local pid rc=0
-	pid=$(ct_spawn_init "$CT_CGFS" sleep 600) || { CT_WHY="no stand-in init in the root cgroup"; return 1; }
+	pid=$(ct_spawn_init "$CT_CGFS") || { CT_WHY="no stand-in init in the root cgroup"; return 1; }
 	ct_bundle "rootcg-$S" --cgpath / -- true || return 1
 	want_eq "its cgroup" "$(cat "/proc/$pid/cgroup")" "0::/" &&
 		hook_refuses "root cgroup" "$(ct_state "rootcg-$S" "$pid" "$CT_WORK/b/rootcg-$S")" \
@@ -336,7 +336,7 @@ case_subtree_bound() {
 	mkdir -p "$cg" || { CT_WHY="mkdir $cg"; return 1; }
 	# 4097 empty cgroups below the container's, where its init sits.
 	(cd "$cg" && seq -f 'c%g' 1 4097 | xargs mkdir) || { CT_WHY="mkdir below $cg"; return 1; }
-	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
 	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$OPEN_CONF"
 	kill "$pid"
 	want_run "hook, 4097 cgroups below (fail-mode open)" 1 \
@@ -353,7 +353,7 @@ case_lock_held_open() {
 	local id=lock-open-$S cg pid holder rc=0
 	cg=$CT_CGFS/$CT_CGPARENT/$id
 	mkdir -p /run/nsguard "$cg"
-	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
 	(
 		exec 9>>/run/nsguard/lock
 		flock 9

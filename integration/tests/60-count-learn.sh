@@ -244,7 +244,7 @@ case_learn_full() {
 	conf=$(ct_conf "learn-open-$S" "allowed-modes = deny, learn" "learn-dir = $LEARN_DIR" \
 		"max-count = 1" "fail-mode = open")
 	mkdir -p "$cg" || { CT_WHY="mkdir $cg"; return 1; }
-	pid=$(ct_spawn_init "$cg" sleep 600) || { CT_WHY="cannot start a process in $cg"; return 1; }
+	pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
 	ct_bundle "$id" --cgpath "/$CT_CGPARENT/$id" -- true || return 1
 	CT_OUT=$(ct_state "$id" "$pid" "$CT_WORK/b/$id" '{"nsguard.io/userns":"learn"}' |
 		NSGUARD_FAULT=learn-full "$FAULT_BIN" hook createRuntime --config "$conf" 2>&1)

@@ -147,10 +147,15 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #   --conf FILE                        nsguard --config (default $CT_CONF)
 #   --userns                           own user namespace, 0 -> 100000 (65536)
 #   --allcaps                          every capability in every set (but
-#                                      CAP_SYS_ADMIN and CAP_BPF without
-#                                      --userns: nsguard refuses a host-root
-#                                      container that keeps them)
-#   --hostcaps                         every capability, those two included
+#                                      CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE
+#                                      and CAP_SYS_RAWIO without --userns:
+#                                      nsguard refuses a host-root container
+#                                      that keeps them)
+#   --hostcaps                         every capability, those four included
+#   --cap NAME                         one more name in every capability set,
+#                                      as written (a spelling test)
+#   --userns-root                      own user namespace mapping 0 -> 0
+#   --host-pidns                       no pid namespace of its own
 #   --no-caps                          no capability in any set
 #   --uid N                            run the process as uid/gid N
 #   --cgroup-rw                        /sys/fs/cgroup rw
@@ -171,7 +176,7 @@ ct_bundle() {
 	shift
 	local conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1 via=''
 	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0 cgns=1 mounts=''
-	local hostname=ct sysfs=1 poststop=1 allcaps=0
+	local hostname=ct sysfs=1 poststop=1 allcaps=0 hostid=100000 pidns=1
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--mode) anns+=("nsguard.io/userns=$2"); shift 2 ;;
@@ -182,6 +187,9 @@ ct_bundle() {
 		--userns) userns=1; shift ;;
 		--allcaps) caps=("${CT_ALL_CAPS[@]}") allcaps=1; shift ;;
 		--hostcaps) caps=("${CT_ALL_CAPS[@]}"); shift ;;
+		--cap) caps+=("$2"); shift 2 ;;
+		--userns-root) userns=1 hostid=0; shift ;;
+		--host-pidns) pidns=0; shift ;;
 		--no-caps) caps=(); shift ;;
 		--hostname) hostname=$2; shift 2 ;;
 		--no-sysfs) sysfs=0; shift ;;
@@ -203,6 +211,8 @@ ct_bundle() {
 	if [ $allcaps = 1 ] && [ $userns = 0 ]; then
 		caps=("${caps[@]/CAP_SYS_ADMIN/}")
 		caps=("${caps[@]/CAP_BPF/}")
+		caps=("${caps[@]/CAP_SYS_MODULE/}")
+		caps=("${caps[@]/CAP_SYS_RAWIO/}")
 		read -ra caps <<<"${caps[*]}"
 	fi
 	local dir=$CT_WORK/b/$id a annjson='' nsjson capsjson hookjson='' mapjson='' cgopt=ro sysjson=''
@@ -216,14 +226,15 @@ ct_bundle() {
 		ct_json_str "${a#*=}" v
 		annjson+="${annjson:+,}$k:$v"
 	done
-	nsjson='{"type":"pid"},{"type":"mount"},{"type":"ipc"},{"type":"uts"},{"type":"network"}'
+	nsjson='{"type":"mount"},{"type":"ipc"},{"type":"uts"},{"type":"network"}'
+	[ $pidns = 1 ] && nsjson='{"type":"pid"},'$nsjson
 	# A cgroup namespace, as runc, crun and podman give one on cgroup v2.
 	[ $cgns = 1 ] && nsjson+=',{"type":"cgroup"}'
 	[ $cgrw = 1 ] && cgopt=rw
 	if [ $userns = 1 ]; then
 		nsjson+=',{"type":"user"}'
-		mapjson='"uidMappings":[{"containerID":0,"hostID":100000,"size":65536}],'
-		mapjson+='"gidMappings":[{"containerID":0,"hostID":100000,"size":65536}],'
+		mapjson='"uidMappings":[{"containerID":0,"hostID":'$hostid',"size":65536}],'
+		mapjson+='"gidMappings":[{"containerID":0,"hostID":'$hostid',"size":65536}],'
 	fi
 	local hb ca pa argsjson rootjson cgjson hostjson
 	ct_json_arr capsjson "${caps[@]}"
@@ -374,22 +385,21 @@ ct_spawn_in() {
 	echo $!
 }
 
-# ct_spawn_init CGDIR CMD...: ct_spawn_in for a stand-in of a container's
-# init, with a cgroup and mount namespace of its own as runtimes give one
-# (the host's root in the host's namespaces could leave any cgroup, and
-# nsguard refuses it); waits until CMD runs, then prints its pid.
+# ct_spawn_init CGDIR: a stand-in for a container's init in cgroup CGDIR
+# (created if needed), alone there, with a pid, cgroup and mount namespace of
+# its own as runtimes give one (nsguard refuses the host's root in the host's
+# namespaces: it could leave its cgroup, or reach the host's mounts through
+# /proc): `nsg-userns standin`; prints its pid once the namespaces exist.
+# SIGTERM (kill, ct_kill) ends it.
 ct_spawn_init() {
-	local cg=$1 pid comm
-	comm=${2##*/}
-	shift
-	pid=$(ct_spawn_in "$cg" unshare -C -m "$@") || return 1
-	# Ready once unshare has exec'd CMD, so the namespaces exist.
-	for _ in $(seq 100); do
-		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "${comm:0:15}" ] && { echo "$pid"; return 0; }
-		sleep 0.1
-	done
-	echo "ct_spawn_init: $* did not start in $cg" >&2
-	return 1
+	local cg=$1 pid
+	mkdir -p "$cg" || return 1
+	# shellcheck disable=SC2016 # the inner shell expands them
+	if ! pid=$(sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" standin' sh "$cg" "$NSG_USERNS"); then
+		echo "ct_spawn_init: no stand-in init in $cg" >&2
+		return 1
+	fi
+	echo "$pid"
 }
 
 # ct_kill PID...: kill processes started by ct_spawn_* and wait (5 s at most)

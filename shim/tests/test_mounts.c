@@ -6,9 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "mounts.h"
 #include "test.h"
 #include "util.h"
+
+/* A row names only what it needs: the rest is zero (no config, accepted). */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 /* The runtime's namespace: the host's mounts. */
 static const char ours[] = "1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
@@ -38,86 +42,133 @@ static const struct oci_mount cfg_b_ro[] = { { .destination = "/b", .ro = true }
 static const struct oci_mount cfg_b_rw[] = { { .destination = "/b", .ro = false } };
 static const struct oci_mount cfg_space_ro[] = { { .destination = "/a b/./", .ro = true } };
 static const struct oci_mount cfg_h_ro[] = { { .destination = "/h", .ro = true } };
+#define CFG(a) a, ARRAY_SIZE(a)
+
+/* Review: stacked, an ro entry then a rw one at the same destination. */
+static const struct oci_mount cfg_x_ro_then_rw[] = { { .destination = "/x", .ro = true },
+						     { .destination = "/x", .ro = false } };
+/* Review: decoys where an rbind's submounts will land, the rbind after them. */
+static const struct oci_mount cfg_decoys[] = { { .destination = "/h/fs/bpf", .ro = true },
+					       { .destination = "/h/fs/cgroup", .ro = true },
+					       { .destination = "/h", .ro = true } };
 
 static const struct {
 	const char *name, *theirs;
 	const struct oci_mount *cfg;
+	size_t n_cfg;
 	int err; /* 0: accepted */
 	const char *msg;
+	const char *made_ro; /* the point make_ro was asked for, if any */
+	bool userns; /* a user namespace that maps the host's root: ro does not hold */
 } rows[] = {
 	/* The host's own mounts are left behind by pivot_root: not judged. */
-	{ "plain", COPIES ROOTFS, NULL, 0, NULL },
-	{ "rbind-ro-top-only", COPIES ROOTFS RBIND_RO_TOP, cfg_h_ro, -EPERM,
+	{ "plain", COPIES ROOTFS },
+	{ "rbind-ro-top-only", COPIES ROOTFS RBIND_RO_TOP, CFG(cfg_h_ro), -EPERM,
 	  "mount at /ct/rootfs/h/fs/cgroup shows cgroup / read-write, above or beside the "
 	  "guarded /nsg/c1" },
 	{ "rbind-ro-top-only-bpf",
 	  COPIES ROOTFS "120 110 0:20 / /ct/rootfs/h ro - sysfs sysfs rw\n"
 			"121 120 0:26 / /ct/rootfs/h/fs/cgroup ro - cgroup2 cgroup2 rw\n"
 			"122 120 0:30 / /ct/rootfs/h/fs/bpf rw - bpf bpf rw\n",
-	  cfg_h_ro, -EPERM, "mount at /ct/rootfs/h/fs/bpf is a writable bpf file system" },
+	  CFG(cfg_h_ro), -EPERM, "mount at /ct/rootfs/h/fs/bpf is a writable bpf file system" },
 	{ "rbind-each-submount-ro",
 	  COPIES ROOTFS "120 110 0:20 / /ct/rootfs/h ro - sysfs sysfs rw\n"
 			"121 120 0:26 / /ct/rootfs/h/fs/cgroup ro - cgroup2 cgroup2 rw\n"
-			"122 120 0:30 / /ct/rootfs/h/fs/bpf ro - bpf bpf rw\n",
-	  NULL, 0, NULL },
+			"122 120 0:30 / /ct/rootfs/h/fs/bpf ro - bpf bpf rw\n" },
+	/* A user namespace that maps the host's root may remount: only the super block counts. */
+	{ "userns-ro-does-not-hold",
+	  COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b ro - bpf bpf rw\n", CFG(cfg_b_ro), -EPERM,
+	  "links; its user namespace maps the host's root and may make its own mounts writable",
+	  .userns = true },
+	{ "userns-super-ro", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf ro\n",
+	  .userns = true },
 	/* A read-only super block is read-only whatever the mount says. */
-	{ "bpf-super-ro", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf ro\n", NULL, 0,
-	  NULL },
-	{ "bind-bpffs-rw", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n", NULL,
+	{ "bpf-super-ro", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf ro\n" },
+	{ "bind-bpffs-rw", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n", NULL, 0,
 	  -EPERM, "mount at /ct/rootfs/b is a writable bpf file system" },
 	{ "bind-bpffs-subdir-rw",
-	  COPIES ROOTFS "130 110 0:30 /nsguard/links /ct/rootfs/b rw - bpf bpf rw\n", NULL, -EPERM,
-	  "writable bpf file system" },
-	/* crun makes `ro` read-only after the hook: the top mount at a destination only. */
+	  COPIES ROOTFS "130 110 0:30 /nsguard/links /ct/rootfs/b rw - bpf bpf rw\n", NULL, 0,
+	  -EPERM, "writable bpf file system" },
+	/* crun makes `ro` read-only after the hook: nsguard does it first, top mount only. */
 	{ "crun-ro-later", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n",
-	  cfg_b_ro, 0, NULL },
-	{ "crun-rw", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n", cfg_b_rw,
+	  CFG(cfg_b_ro), .made_ro = "/ct/rootfs/b" },
+	{ "crun-ro-later-make-ro-fails", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n",
+	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b is a writable bpf file system",
+	  .made_ro = "fail" },
+	{ "crun-rw", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n", CFG(cfg_b_rw),
 	  -EPERM, "writable bpf file system" },
 	{ "crun-ro-covered",
 	  COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n"
 			"131 130 0:60 / /ct/rootfs/b rw - tmpfs tmpfs rw\n",
-	  cfg_b_ro, -EPERM, "mount at /ct/rootfs/b is a writable bpf file system" },
+	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b is a writable bpf file system" },
 	{ "crun-ro-submount",
 	  COPIES ROOTFS "130 110 0:20 / /ct/rootfs/b rw - sysfs sysfs rw\n"
 			"131 130 0:30 / /ct/rootfs/b/fs/bpf rw - bpf bpf rw\n",
-	  cfg_b_ro, -EPERM, "mount at /ct/rootfs/b/fs/bpf is a writable bpf file system" },
+	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b/fs/bpf is a writable bpf file system" },
 	{ "crun-ro-mangled", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/a\\040b rw - bpf bpf rw\n",
-	  cfg_space_ro, 0, NULL },
+	  CFG(cfg_space_ro), .made_ro = "/ct/rootfs/a b" },
+	/* Review: the last entry at /x is rw: whatever sits on top stays writable. */
+	{ "stacked-ro-then-rw",
+	  COPIES ROOTFS "130 110 0:60 / /ct/rootfs/x rw - tmpfs tmpfs rw\n"
+			"131 130 0:30 / /ct/rootfs/x rw - bpf bpf rw\n",
+	  CFG(cfg_x_ro_then_rw), -EPERM, "mount at /ct/rootfs/x is a writable bpf file system" },
+	/* Review: decoy ro entries under a later rbind: its submounts land there. */
+	{ "decoys-under-later-rbind",
+	  COPIES ROOTFS "130 110 0:60 / /ct/rootfs/h/fs/bpf rw - tmpfs tmpfs rw\n"
+			"131 110 0:20 / /ct/rootfs/h ro - sysfs sysfs rw\n"
+			"132 131 0:26 / /ct/rootfs/h/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+			"133 131 0:30 / /ct/rootfs/h/fs/bpf rw - bpf bpf rw\n",
+	  CFG(cfg_decoys), -EPERM, "mount at /ct/rootfs/h/fs/cgroup shows cgroup / read-write" },
 	/* cgroup2: its own subtree only. */
 	{ "cgroup-own-subtree-rw",
-	  COPIES ROOTFS "130 110 0:26 /nsg/c1/sub /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL, 0,
-	  NULL },
+	  COPIES ROOTFS "130 110 0:26 /nsg/c1/sub /ct/rootfs/c rw - cgroup2 cgroup2 rw\n" },
 	{ "cgroup-parent-rw",
-	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL, -EPERM,
-	  "shows cgroup /nsg read-write" },
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL, 0,
+	  -EPERM, "shows cgroup /nsg read-write" },
 	{ "cgroup-sibling-rw",
-	  COPIES ROOTFS "130 110 0:26 /nsg/c10 /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL,
+	  COPIES ROOTFS "130 110 0:26 /nsg/c10 /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL, 0,
 	  -EPERM, "shows cgroup /nsg/c10 read-write" },
+	/* Review: escapes are compared decoded: "c1\040x" is not "c1 x"'s sibling. */
+	{ "cgroup-escaped-sibling",
+	  COPIES ROOTFS "130 110 0:26 /nsg/c1\\040x /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL,
+	  0, -EPERM, "shows cgroup /nsg/c1 x read-write" },
 	/* /run/nsguard, from above, itself or below. */
-	{ "run-rw", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r rw - tmpfs tmpfs rw\n", NULL,
+	{ "run-rw", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r rw - tmpfs tmpfs rw\n", NULL, 0,
 	  -EPERM, "shows /run/nsguard read-write" },
 	{ "run-nsguard-below-rw",
 	  COPIES ROOTFS "130 110 0:40 /nsguard/containers /ct/rootfs/r rw - tmpfs tmpfs rw\n",
-	  NULL, -EPERM, "shows /run/nsguard read-write" },
-	{ "run-other-rw", COPIES ROOTFS "130 110 0:40 /other /ct/rootfs/r rw - tmpfs tmpfs rw\n",
-	  NULL, 0, NULL },
-	{ "run-ro", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r ro - tmpfs tmpfs rw\n", NULL, 0,
-	  NULL },
+	  NULL, 0, -EPERM, "shows /run/nsguard read-write" },
+	{ "run-other-rw", COPIES ROOTFS "130 110 0:40 /other /ct/rootfs/r rw - tmpfs tmpfs rw\n" },
+	{ "run-ro", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r ro - tmpfs tmpfs rw\n" },
+	/* Review: an empty source is an empty field, not a shift of the others. */
+	{ "empty-source", COPIES ROOTFS "130 110 0:61 / /ct/rootfs/e rw - tmpfs  rw\n" },
 	/* A rootfs of "/": the runtime's bind of / onto itself keeps every host mount. */
-	{ "rootfs-slash", COPIES "110 101 8:1 / / rw - ext4 /dev/vda rw\n", NULL, -EPERM,
+	{ "rootfs-slash", COPIES "110 101 8:1 / / rw - ext4 /dev/vda rw\n", NULL, 0, -EPERM,
 	  "mount at /sys/fs/cgroup shows cgroup / read-write" },
 	/* After pivot_root nothing is the host's: all judged. */
 	{ "pivoted",
 	  "200 199 8:1 /ct/rootfs / rw - ext4 /dev/vda rw\n"
 	  "201 200 0:30 / /b rw - bpf bpf rw\n",
-	  NULL, -EPERM, "mount at /b is a writable bpf file system" },
-	{ "unreadable", "12 1 0:20\n", NULL, -EINVAL, "a line nsguard cannot read" },
+	  NULL, 0, -EPERM, "mount at /b is a writable bpf file system" },
+	{ "unreadable", "12 1 0:20\n", NULL, 0, -EINVAL, "a line nsguard cannot read" },
 };
+
+static char made_ro[256];
+
+static int fake_make_ro(const char *point, void *data)
+{
+	const char *want = data;
+
+	snprintf(made_ro, sizeof(made_ro), "%s", point);
+	return want && strcmp(want, "fail") == 0 ? nsg_fail(EPERM, "fake: cannot") : 0;
+}
 
 static void row(size_t i)
 {
 	char a[] = "/tmp/nsguard-test-theirs.XXXXXX", b[] = "/tmp/nsguard-test-ours.XXXXXX";
-	size_t n_cfg = rows[i].cfg ? 1 : 0;
+	struct mounts_ctx c = { .guarded = "/nsg/c1", .cfg = rows[i].cfg, .n_cfg = rows[i].n_cfg,
+				.run_dir = "/run/nsguard", .ro_holds = !rows[i].userns,
+				.make_ro = fake_make_ro, .data = (void *)rows[i].made_ro };
 	int fa = mkstemp(a), fb = mkstemp(b), err;
 
 	ASSERT_TRUE(fa >= 0 && fb >= 0);
@@ -125,17 +176,23 @@ static void row(size_t i)
 	ASSERT_TRUE(write(fb, ours, strlen(ours)) > 0);
 	close(fa);
 	close(fb);
-	err = mounts_check_files(a, b, "/nsg/c1", rows[i].cfg, n_cfg, "/run/nsguard");
+	made_ro[0] = '\0';
+	err = mounts_check_files(a, b, &c);
 	unlink(a);
 	unlink(b);
 	ASSERT_EQ(rows[i].err, err);
 	if (rows[i].msg)
 		ASSERT_MSG(rows[i].msg);
+	if (rows[i].made_ro && strcmp(rows[i].made_ro, "fail") != 0)
+		ASSERT_STREQ(rows[i].made_ro, made_ro);
+	else if (!rows[i].made_ro)
+		ASSERT_STREQ("", made_ro);
 }
 
 static void t_gone(void)
 {
-	ASSERT_ERR(-ESRCH, mounts_check("/nonexistent", 42, "/nsg/c1", NULL, 0, "/run/nsguard"));
+	ASSERT_ERR(-ESRCH,
+		   mounts_check("/nonexistent", 42, "/nsg/c1", NULL, 0, "/run/nsguard", true));
 	ASSERT_MSG("cannot read /nonexistent/42/mountinfo");
 }
 

@@ -333,7 +333,9 @@ static void t_merge_mounts(void)
 		"{\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
 		"{\"destination\":\"/a\",\"type\":\"bind\",\"source\":\"/x\",\"options\":[\"ro\",\"rw\"]},"
 		"{\"destination\":\"/b\",\"source\":\"/y\",\"options\":[\"rbind\",\"rw\",\"ro\"]},"
-		"{\"destination\":\"/c\",\"type\":\"none\",\"source\":\"/z\",\"options\":[\"bind\"]}]}";
+		"{\"destination\":\"/c\",\"type\":\"none\",\"source\":\"/z\",\"options\":[\"bind\"]},"
+		"{\"destination\":\"/d\",\"source\":\"/z\",\"options\":[\"rbind\",\"rro\",\"rw\"]},"
+		"{\"destination\":\"/e\",\"source\":\"/z\",\"options\":[\"rbind\",\"rrw\",\"ro\"]}]}";
 	static const char *bad_docs[] = {
 		"{\"mounts\":{}}",
 		"{\"mounts\":[1]}",
@@ -347,12 +349,15 @@ static void t_merge_mounts(void)
 	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
 	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
 	ASSERT_TRUE(st.have_config);
-	ASSERT_EQ(4, st.n_mounts);
+	ASSERT_EQ(6, st.n_mounts);
 	ASSERT_TRUE(!st.mounts[0].bind && !st.mounts[0].ro);
 	ASSERT_STREQ("/x", st.mounts[1].source);
 	ASSERT_TRUE(st.mounts[1].bind && !st.mounts[1].rbind && !st.mounts[1].ro);
 	ASSERT_TRUE(st.mounts[2].bind && st.mounts[2].rbind && st.mounts[2].ro);
 	ASSERT_TRUE(st.mounts[3].bind && !st.mounts[3].rbind);
+	/* rro holds whatever ro/rw say; rrw clears ro wherever it stands. */
+	ASSERT_TRUE(st.mounts[4].ro);
+	ASSERT_TRUE(!st.mounts[5].ro);
 	oci_state_free(&st);
 	for (size_t i = 0; i < ARRAY_SIZE(bad_docs); i++) {
 		ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
@@ -592,7 +597,15 @@ static const struct {
 	{ "{\"process\":{\"capabilities\":{\"ambient\":[\"CAP_BPF\"]}}}", true, true },
 	{ "{\"process\":{\"capabilities\":{\"effective\":[\"sys_admin\"]}}}", true, true },
 	{ "{\"process\":{\"capabilities\":{\"permitted\":[\"cap_bpf\"]}}}", true, true },
-	{ "{\"process\":{\"capabilities\":{\"inheritable\":[\"CAP_SYS_ADMINX\"]}}}", false, true },
+	/* crun reads names with libcap's cap_from_name: any other spelling may be 21. */
+	{ "{\"process\":{\"capabilities\":{\"inheritable\":[\"CAP_SYS_ADMINX\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"bounding\":[\"21\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"bounding\":[\"0x15\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"bounding\":[\"CAP_SYS_ADMIN \"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"bounding\":[\"cap_chown\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"bounding\":[\"CAP_SYS_MODULE\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"bounding\":[\"CAP_SYS_RAWIO\"]}}}", true, true },
+	{ "{\"process\":{\"capabilities\":{\"bounding\":[\"CAP_SYS_PTRACE\",\"CAP_MKNOD\"]}}}", false, true },
 };
 
 static void caps_row(size_t i)
