@@ -89,6 +89,12 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st)
 	bool never_open = false;
 	int err = 0;
 
+	/* Runtimes run hooks in the bundle, which the container's creator writes. */
+	if (ctx->config_path && ctx->config_path[0] != '/')
+		return nsg_fail(EINVAL,
+				"--config %s is relative: a hook runs in the container's bundle; "
+				"give the config's absolute path",
+				ctx->config_path);
 	err = cmd_load_config(ctx, &cfg);
 	if (err)
 		return err;

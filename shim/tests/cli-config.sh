@@ -140,3 +140,13 @@ ok explain-state-wins "an --annotation wins over config.json's, as the state doe
 	'[ "$rc" = 0 ] && jqt ".policy.mode == \"allow\" and .policy.errno == \"ENOSPC\""'
 run "$NSGUARD" explain --bundle "$t/nobundle"
 ok explain-bundle-missing "want exit 1 naming config.json" eval '[ "$rc" = 1 ] && [[ $err == *"$t/nobundle/config.json"* ]]'
+
+# A hook's --config must be absolute: runtimes run hooks in the bundle, which
+# the container's creator writes (review of #29).  Refused before any bpf().
+mkdir -p "$t/bundle" && echo '{"ociVersion":"1.0.2"}' >"$t/bundle/config.json"
+cp "$t/example.conf" "$t/bundle/rel.conf"
+(cd "$t/bundle" && printf '{"ociVersion":"1.0.2","id":"x","pid":1,"bundle":"%s"}' "$t/bundle" |
+	nobody "$NSGUARD" hook createRuntime --config rel.conf >"$t/out" 2>"$t/err")
+rc=$? out=$(cat "$t/out") err=$(cat "$t/err")
+ok hook-relative-config "a hook takes a relative --config" \
+	eval '[ "$rc" = 1 ] && [[ $err == "nsguard: --config rel.conf is relative: a hook runs in the container'"'"'s bundle; give the config'"'"'s absolute path" ]]'
