@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/mount.h>
@@ -380,10 +381,17 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 			continue;
 		/* What the runtime is about to do anyway, done now: then it is read-only. */
 		if (c->ro_holds && c->make_ro && ro_requested(&theirs, m, rootfs, c->cfg, c->n_cfg)) {
-			err = c->make_ro(m->point, c->data);
+			cleanup_free char *why = NULL, *refusal = NULL;
+
+			err = c->make_ro(m->point, m->id, c->data);
 			if (!err)
 				continue;
-			nsg_clear_error();
+			why = strdup(nsg_last_error());
+			refuse(m, d, c);
+			refusal = strdup(nsg_last_error());
+			err = nsg_fail(EPERM, "%s (config.json asks for it read-only, but %s)",
+				       refusal ? refusal : "", why ? why : "out of memory");
+			continue;
 		}
 		err = refuse(m, d, c);
 	}
@@ -404,7 +412,7 @@ struct live {
  * then mount_setattr there (it acts on mounts of the caller's namespace
  * only), then back to ours.
  */
-static int make_ro_live(const char *point, void *data)
+static int make_ro_live(const char *point, unsigned long id, void *data)
 {
 	const struct live *l = data;
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
@@ -432,6 +440,19 @@ static int make_ro_live(const char *point, void *data)
 	if (fd < 0)
 		return nsg_fail(errno, "open %s in pid %d's mount namespace: %s", point,
 				(int)l->pid, strerror(errno));
+	/* The mount judged, in a namespace that is not ours (a reused pid). */
+	{
+		struct statx sx;
+		struct stat a, b;
+
+		if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 ||
+		    !(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id != id)
+			return nsg_fail(ESTALE, "%s is no longer the mount judged", point);
+		if (fstat(theirs, &a) < 0 || fstat(ours, &b) < 0 ||
+		    (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+			return nsg_fail(ESTALE, "pid %d is in nsguard's own mount namespace",
+					(int)l->pid);
+	}
 	if (setns(theirs, CLONE_NEWNS) < 0)
 		return nsg_fail(errno, "cannot join the mount namespace of pid %d: %s", (int)l->pid,
 				strerror(errno));

@@ -25,8 +25,8 @@ struct mounts_ctx {
 	 * namespace and may remount, so only the super block's ro counts.
 	 */
 	bool ro_holds;
-	/* Make the top mount at point read-only now (NULL: never). */
-	int (*make_ro)(const char *point, void *data);
+	/* Make the top mount at point, mount id, read-only now (NULL: never). */
+	int (*make_ro)(const char *point, unsigned long id, void *data);
 	void *data;
 };
 

@@ -376,7 +376,7 @@ static int add_mounts(struct oci_state *st, const cJSON *arr, const char *what)
 static bool cap_detaches(const char *name)
 {
 	static const char *const harmless[] = {
-		"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
+		"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
 		"CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP",
 		"CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
 		"CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_CHROOT",
@@ -390,7 +390,9 @@ static bool cap_detaches(const char *name)
 	for (size_t i = 0; i < ARRAY_SIZE(harmless); i++)
 		if (strcmp(name, harmless[i]) == 0)
 			return false;
-	return true; /* CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE, CAP_SYS_RAWIO, or unknown */
+	/* CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_DAC_READ_SEARCH
+	 * (open_by_handle_at reaches any file of a mounted file system), unknown */
+	return true;
 }
 
 /*

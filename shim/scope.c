@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <linux/nsfs.h>
 
 #include "fileio.h"
 #include "log.h"
@@ -198,6 +200,59 @@ static int runs_as_host_root(const char *proc_root, pid_t pid, bool *host_root, 
 	return scope_maps_host_root(map, host_root);
 }
 
+/* Whether pid is pid 1 of its own pid namespace (the last NSpid field). */
+static int pid_ns_init(const char *proc_root, pid_t pid, bool *is_init)
+{
+	cleanup_free char *path = NULL, *line = NULL;
+	cleanup_fclose FILE *f = NULL;
+	size_t cap = 0;
+
+	*is_init = false;
+	if (asprintf(&path, "%s/%d/status", proc_root, (int)pid) < 0) {
+		path = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
+	}
+	f = fopen(path, "re");
+	if (!f)
+		return nsg_fail(errno == ENOENT ? ESRCH : errno, "open %s: %s", path, strerror(errno));
+	while (getline(&line, &cap, f) > 0) {
+		char *last;
+
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		last = strrchr(line, '\t');
+		*is_init = last && strcmp(last + 1, "1") == 0;
+		return 0;
+	}
+	return nsg_fail(ESRCH, "%s has no NSpid line (the process has exited)", path);
+}
+
+/* Whether pid's mount namespace is owned by nsguard's own user namespace. */
+static int mnt_ns_ours(const char *proc_root, pid_t pid, bool *ours)
+{
+	cleanup_free char *path = NULL, *self = NULL;
+	cleanup_close int ns = -1, owner = -1;
+	struct stat a, b;
+
+	if (asprintf(&path, "%s/%d/ns/mnt", proc_root, (int)pid) < 0)
+		path = NULL;
+	if (asprintf(&self, "%s/self/ns/user", proc_root) < 0)
+		self = NULL;
+	if (!path || !self)
+		return nsg_fail(ENOMEM, "out of memory");
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return nsg_fail(errno == ENOENT ? ESRCH : errno, "open %s: %s", path, strerror(errno));
+	owner = ioctl(ns, NS_GET_USERNS);
+	if (owner < 0)
+		return nsg_fail(errno, "the owner of %s: %s", path, strerror(errno));
+	if (fstat(owner, &a) < 0 || stat(self, &b) < 0)
+		return nsg_fail(errno, "stat %s: %s", self, strerror(errno));
+	*ours = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return 0;
+}
+
 /*
  * path cleaned as the runtimes do (Go's filepath.Clean): no empty or "."
  * components, ".." taken back, no trailing '/'.  Absolute stays absolute
@@ -304,6 +359,7 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 {
 	cleanup_free char *rel = NULL, *root = NULL;
 	bool same_cg = false, same_mnt = false, same_pid = false, host_root = false, same_user = false;
+	bool is_init = false;
 	int err = 0;
 
 	*target_out = NULL;
@@ -366,6 +422,22 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 				"the container shares the host's pid namespace and runs as the host's "
 				"root: through /proc/PID/root of a host process it reaches the host's "
 				"file systems, nsguard's pins included; give it a pid namespace");
+	/* Nor another one's: its processes' mounts were never judged for host root. */
+	err = pid_ns_init(proc_root, st->pid, &is_init);
+	if (err)
+		return err;
+	if (!is_init)
+		return nsg_fail(EPERM,
+				"the container's init is not pid 1 of its pid namespace, which it "
+				"shares with other processes, and it runs as the host's root: through "
+				"/proc/PID/root of theirs it reaches mounts nsguard did not judge; give "
+				"it a pid namespace of its own");
+	/* A mount namespace another user namespace owns may be remounted from there. */
+	if (same_user) {
+		err = mnt_ns_ours(proc_root, st->pid, &same_user);
+		if (err)
+			return err;
+	}
 	/* What its mounts show, from the kernel's table: not what config.json asked. */
 	err = mounts_check(proc_root, st->pid, root, st->mounts, st->n_mounts, NSGUARD_RUN_DIR,
 			   same_user);
@@ -395,8 +467,12 @@ static int cap_bounding(const char *proc_root, pid_t pid, unsigned long long *bn
 	return nsg_fail(ESRCH, "%s has no CapBnd line (the process has exited)", path);
 }
 
-/* What reaches past the guard from the host's user namespace: bpf(), a module, raw I/O. */
-#define CAPS_DETACH (1ULL << 21 | 1ULL << 39 | 1ULL << 16 | 1ULL << 17)
+/*
+ * What reaches past the guard from the host's user namespace: bpf(), a
+ * module, raw I/O, open_by_handle_at (any file of a file system it has a
+ * mount of, whatever that mount's root).
+ */
+#define CAPS_DETACH (1ULL << 21 | 1ULL << 39 | 1ULL << 16 | 1ULL << 17 | 1ULL << 2)
 
 int scope_host_caps(const char *proc_root, const struct oci_state *st)
 {
@@ -419,10 +495,10 @@ int scope_host_caps(const char *proc_root, const struct oci_state *st)
 		return 0;
 	return nsg_fail(EPERM,
 			"the container runs in the host's user namespace with CAP_SYS_ADMIN, "
-			"CAP_BPF, CAP_SYS_MODULE or CAP_SYS_RAWIO (config.json "
+			"CAP_BPF, CAP_SYS_MODULE, CAP_SYS_RAWIO or CAP_DAC_READ_SEARCH (config.json "
 			"process.capabilities %s): it could detach its own guard (bpf(), a kernel "
-			"module, raw I/O); drop them, give it a user namespace, or set "
-			"host-capabilities = allow in nsguard.conf",
+			"module, raw I/O, file handles); drop them, give it a user namespace, or "
+			"set host-capabilities = allow in nsguard.conf",
 			st->have_caps ? "names one, or a name nsguard does not know"
 				      : "is missing, so it keeps them all");
 }

@@ -453,7 +453,7 @@ ct_case escape/bind-run-nsguard-rw-refused layout_refused bind-run \
 # user namespace could detach the guard through bpf().  Refused, whatever
 # fail-mode says; the admin may accept it (host-capabilities = allow).
 ct_case escape/host-caps-refused layout_refused host-caps \
-	"*runs in the host's user namespace with CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE or CAP_SYS_RAWIO*could detach its own guard*" \
+	"*runs in the host's user namespace with CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE, CAP_SYS_RAWIO or CAP_DAC_READ_SEARCH*could detach its own guard*" \
 	/tmp/x --hostcaps
 ct_case escape/host-caps-allowed-by-admin escape_case escape-hostcaps "nsg-userns unshare" \
 	"unshare: fail errno=EACCES" --hostcaps --conf "$(ct_conf hostcaps 'host-capabilities = allow')"
@@ -517,3 +517,46 @@ case_ro_bpffs() {
 	want_eq "the host's bpffs" "$(ls -d /sys/fs/bpf/nsg-probe 2>/dev/null)" ""
 }
 ct_case escape/ro-bpffs-stays-read-only case_ro_bpffs
+
+# --- found in a second review (#29).  CAP_DAC_READ_SEARCH: open_by_handle_at
+# reaches any file of a file system the container has any mount of.
+ct_case escape/host-dac-read-search-refused layout_refused dac-read-search \
+	"*runs in the host's user namespace with CAP_SYS_ADMIN, CAP_BPF*could detach its own guard*" \
+	/tmp/x --cap CAP_DAC_READ_SEARCH
+# An init that is not pid 1 of its pid namespace shares it with processes
+# whose mounts nsguard never judged (/proc/PID/root of theirs).
+case_shared_pidns() {
+	local id=sharedpid-$S cg u sh pid=
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	# shellcheck disable=SC2016 # the inner shell expands it
+	u=$(ct_spawn_in "$cg" unshare -C -m -p -f --kill-child sh -c 'sleep 600 & wait') ||
+		{ CT_WHY="cannot start a process in $cg"; return 1; }
+	for _ in $(seq 50); do
+		sh=$(pgrep -P "$u" -x sh) && pid=$(pgrep -P "$sh" -x sleep) && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || { CT_WHY="no sleep below unshare $u"; ct_kill "$u"; return 1; }
+	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$OPEN_CONF"
+	ct_kill "$u"
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+	want_run "hook, init pid 2 of its pid namespace (fail-mode open)" 1 \
+		"nsguard: container $id: the container's init is not pid 1 of its pid namespace*"
+}
+ct_hook_case escape/shared-pidns-host-root-refused case_shared_pidns
+# A destination through a symlink of the image (/a -> /b): the bpffs lands on
+# /b, above the ro bind the last entry at /b asks for.  crun's later ro
+# remount reaches the covered bind only; nsguard makes the top one
+# read-only itself, so the container cannot write the host's bpffs.
+case_symlinked_destination() {
+	local id=symlinked-$S
+	ln -sfn b "$CT_ROOTFS/a" || { CT_WHY="cannot make $CT_ROOTFS/a"; return 1; }
+	ct_bundle "$id" --errno EACCES \
+		--mount '{"destination": "/b", "type": "bind", "source": "/tmp", "options": ["bind", "ro"]}' \
+		--mount '{"destination": "/a", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "rw"]}' \
+		-- sh -c 'mkdir /b/nsg-probe 2>/dev/null && echo WROTE-BPFFS || echo BPFFS-READ-ONLY' || return 1
+	ct_run "$id"
+	rm -f "$CT_ROOTFS/a"
+	rmdir /sys/fs/bpf/nsg-probe 2>/dev/null
+	want_run "$CRUN run" 0 "BPFFS-READ-ONLY"
+}
+ct_case escape/symlinked-destination-made-read-only case_symlinked_destination

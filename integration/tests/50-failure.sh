@@ -67,8 +67,9 @@ STATE_ERR='nsguard: hook createRuntime: reading the OCI state on stdin: '
 case_malformed() {
 	local pid rc=0 m="${STATE_ERR}malformed OCI state on stdin: "
 	pid=$(live_init "malformed-$S") || { CT_WHY="no stand-in init"; return 1; }
-	{ hook_refuses "not JSON" 'this is not json' "$m*JSON*" &&
-		hook_refuses "truncated JSON" "{\"ociVersion\":\"1.0.2\",\"id\":\"x\",\"pid\":" "$m*JSON*" &&
+	{ hook_refuses "not JSON" 'this is not json' "${m}byte 0: 't' where a value belongs" &&
+		hook_refuses "truncated JSON" "{\"ociVersion\":\"1.0.2\",\"id\":\"x\",\"pid\":" \
+			"${m}byte 37: the document ends where a value belongs" &&
 		hook_refuses "no id" "{\"ociVersion\":\"1.0.2\",\"pid\":$pid,\"bundle\":\"/\"}" \
 			"$m\"id\" is missing" &&
 		hook_refuses "no ociVersion" "{\"id\":\"x\",\"pid\":$pid,\"bundle\":\"/\"}" \
@@ -167,7 +168,8 @@ ct_case fail/admin-max-depth crun_refuses admin-depth "*nsguard.io/userns.max-de
 refused_open() { # refused_open NAME GLOB [BUNDLE OPTIONS]: crun_refuses NAME-open, GLOB after the id
 	local name=$1-open glob=$2
 	shift 2
-	crun_refuses "$name" "container $name-$S: $glob" --conf "$OPEN_CONF" "$@"
+	# (runc quotes the hook's stderr, and ends it with \n")
+	crun_refuses "$name" "container $name-$S: $glob*" --conf "$OPEN_CONF" "$@"
 }
 ct_case fail/annotation-bad-mode-open refused_open bad-mode \
 	"annotation nsguard.io/userns=maybe is *" --mode maybe

@@ -164,7 +164,7 @@ case_privileged() {
 		CT_OUT=$DK_OUT CT_RC=$DK_RC
 		[[ $CT_OUT != *CONTAINER-RAN* ]] || { CT_WHY="$opt: the container ran"; return 1; }
 		want_run "docker run $opt" 125 \
-			"*nsguard: *with CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE or CAP_SYS_RAWIO*could detach its own guard*" || return 1
+			"*nsguard: *with CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE, CAP_SYS_RAWIO or CAP_DAC_READ_SEARCH*could detach its own guard*" || return 1
 	done
 	want_eq "records left" "$(find "$CT_RECORDS" -mindepth 1 ! -path "$CT_RECORDS/by-cgroup-id" -printf '%P\n')" ""
 }

@@ -147,11 +147,12 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #   --conf FILE                        nsguard --config (default $CT_CONF)
 #   --userns                           own user namespace, 0 -> 100000 (65536)
 #   --allcaps                          every capability in every set (but
-#                                      CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE
-#                                      and CAP_SYS_RAWIO without --userns:
+#                                      CAP_SYS_ADMIN, CAP_BPF, CAP_SYS_MODULE,
+#                                      CAP_SYS_RAWIO and CAP_DAC_READ_SEARCH
+#                                      without --userns:
 #                                      nsguard refuses a host-root container
 #                                      that keeps them)
-#   --hostcaps                         every capability, those four included
+#   --hostcaps                         every capability, those five included
 #   --cap NAME                         one more name in every capability set,
 #                                      as written (a spelling test)
 #   --userns-root                      own user namespace mapping 0 -> 0
@@ -213,6 +214,7 @@ ct_bundle() {
 		caps=("${caps[@]/CAP_BPF/}")
 		caps=("${caps[@]/CAP_SYS_MODULE/}")
 		caps=("${caps[@]/CAP_SYS_RAWIO/}")
+		caps=("${caps[@]/CAP_DAC_READ_SEARCH/}")
 		read -ra caps <<<"${caps[*]}"
 	fi
 	local dir=$CT_WORK/b/$id a annjson='' nsjson capsjson hookjson='' mapjson='' cgopt=ro sysjson=''

@@ -155,8 +155,9 @@ static const struct {
 
 static char made_ro[256];
 
-static int fake_make_ro(const char *point, void *data)
+static int fake_make_ro(const char *point, unsigned long id, void *data)
 {
+	(void)id;
 	const char *want = data;
 
 	snprintf(made_ro, sizeof(made_ro), "%s", point);
