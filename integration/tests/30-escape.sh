@@ -536,6 +536,12 @@ case_shared_pidns() {
 		sleep 0.1
 	done
 	[ -n "$pid" ] || { CT_WHY="no sleep below unshare $u"; ct_kill "$u"; return 1; }
+	# The cgroup is the init's alone, as a container's would be.
+	if ! { echo "$u" >"$CT_CGFS/cgroup.procs" && echo "$sh" >"$CT_CGFS/cgroup.procs"; }; then
+		CT_WHY="cannot move $u and $sh out of $cg"
+		ct_kill "$u"
+		return 1
+	fi
 	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$OPEN_CONF"
 	ct_kill "$u"
 	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
