@@ -200,14 +200,18 @@ static int runs_as_host_root(const char *proc_root, pid_t pid, bool *host_root, 
 	return scope_maps_host_root(map, host_root);
 }
 
-/* Whether pid is pid 1 of its own pid namespace (the last NSpid field). */
-static int pid_ns_init(const char *proc_root, pid_t pid, bool *is_init)
+/*
+ * The line of proc_root/PID/status that starts with key ("NSpid:"), without
+ * its newline, into *line_out (freed by the caller); -ESRCH when the process
+ * has gone.
+ */
+static int status_line(const char *proc_root, pid_t pid, const char *key, char **line_out)
 {
 	cleanup_free char *path = NULL, *line = NULL;
 	cleanup_fclose FILE *f = NULL;
 	size_t cap = 0;
 
-	*is_init = false;
+	*line_out = NULL;
 	if (asprintf(&path, "%s/%d/status", proc_root, (int)pid) < 0) {
 		path = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
@@ -216,16 +220,28 @@ static int pid_ns_init(const char *proc_root, pid_t pid, bool *is_init)
 	if (!f)
 		return nsg_fail(errno == ENOENT ? ESRCH : errno, "open %s: %s", path, strerror(errno));
 	while (getline(&line, &cap, f) > 0) {
-		char *last;
-
-		if (strncmp(line, "NSpid:", 6) != 0)
+		if (strncmp(line, key, strlen(key)) != 0)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		last = strrchr(line, '\t');
-		*is_init = last && strcmp(last + 1, "1") == 0;
+		*line_out = steal_pointer(&line);
 		return 0;
 	}
-	return nsg_fail(ESRCH, "%s has no NSpid line (the process has exited)", path);
+	return nsg_fail(ESRCH, "%s has no %s line (the process has exited)", path, key);
+}
+
+/* Whether pid is pid 1 of its own pid namespace (the last NSpid field). */
+static int pid_ns_init(const char *proc_root, pid_t pid, bool *is_init)
+{
+	cleanup_free char *line = NULL;
+	const char *last;
+	int err = status_line(proc_root, pid, "NSpid:", &line);
+
+	*is_init = false;
+	if (err)
+		return err;
+	last = strrchr(line, '\t');
+	*is_init = last && strcmp(last + 1, "1") == 0;
+	return 0;
 }
 
 /* Whether pid's mount namespace is owned by nsguard's own user namespace. */
@@ -450,21 +466,14 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 /* The CapBnd line of proc_root/PID/status: the capabilities init can ever hold. */
 static int cap_bounding(const char *proc_root, pid_t pid, unsigned long long *bnd)
 {
-	cleanup_free char *path = NULL, *line = NULL;
-	cleanup_fclose FILE *f = NULL;
-	size_t cap = 0;
+	cleanup_free char *line = NULL;
+	int err = status_line(proc_root, pid, "CapBnd:", &line);
 
-	if (asprintf(&path, "%s/%d/status", proc_root, (int)pid) < 0) {
-		path = NULL;
-		return nsg_fail(ENOMEM, "out of memory");
-	}
-	f = fopen(path, "re");
-	if (!f)
-		return nsg_fail(errno == ENOENT ? ESRCH : errno, "open %s: %s", path, strerror(errno));
-	while (getline(&line, &cap, f) > 0)
-		if (sscanf(line, "CapBnd: %llx", bnd) == 1)
-			return 0;
-	return nsg_fail(ESRCH, "%s has no CapBnd line (the process has exited)", path);
+	if (err)
+		return err;
+	if (sscanf(line, "CapBnd: %llx", bnd) != 1)
+		return nsg_fail(EINVAL, "pid %d: a CapBnd line nsguard cannot read", (int)pid);
+	return 0;
 }
 
 /*

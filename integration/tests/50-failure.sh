@@ -198,8 +198,9 @@ ct_case fail/config-json-over-1MiB-open crun_refuses big-config-open "*config.js
 	--pad 1100000 --conf "$OPEN_CONF"
 # Another process holds nsguard's lock: the hook gives up after 20 s with one
 # line instead of hanging the runtime, and the container does not start.
-case_lock_held() {
-	local holder rc=0
+# hold_lock: a process that holds nsguard's lock, in HOLDER (not in $(...):
+# it must be this shell's child to be waited for); returns once it holds it.
+hold_lock() {
 	mkdir -p /run/nsguard
 	# The holder is $! itself (no child left behind holding our stdout).
 	(
@@ -207,11 +208,16 @@ case_lock_held() {
 		flock 9
 		exec sleep 600
 	) </dev/null >/dev/null 2>&1 &
-	holder=$!
+	HOLDER=$!
 	for _ in $(seq 50); do
 		flock -n /run/nsguard/lock true || break
 		sleep 0.1
 	done
+}
+case_lock_held() {
+	local holder rc=0
+	hold_lock
+	holder=$HOLDER
 	crun_refuses lock-held "*/run/nsguard/lock has been held by another process for 20 s*" || rc=1
 	kill "$holder" 2>/dev/null
 	wait "$holder" 2>/dev/null
@@ -354,18 +360,9 @@ ct_hook_case fail/subtree-over-bound-open case_subtree_bound
 case_lock_held_open() {
 	local id=lock-open-$S cg pid holder rc=0
 	cg=$CT_CGFS/$CT_CGPARENT/$id
-	mkdir -p /run/nsguard "$cg"
 	pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
-	(
-		exec 9>>/run/nsguard/lock
-		flock 9
-		exec sleep 600
-	) </dev/null >/dev/null 2>&1 &
-	holder=$!
-	for _ in $(seq 50); do
-		flock -n /run/nsguard/lock true || break
-		sleep 0.1
-	done
+	hold_lock
+	holder=$HOLDER
 	ct_hook createRuntime "$(ct_state "$id" "$pid")" --config "$OPEN_CONF"
 	kill "$holder" "$pid" 2>/dev/null
 	wait "$holder" 2>/dev/null
