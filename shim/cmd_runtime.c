@@ -308,14 +308,16 @@ static int guard_bundle(const char *bundle, const struct runtime_opts *o, const 
 						   .data = &me,
 						   .keys = o->keys,
 						   .values = o->values,
-						   .n = o->n },
+						   .n = o->n,
+						   .cgroupns = true },
 			      &out, &what);
 	if (err < 0)
 		return nsg_fail_context(err, "%s/config.json", bundle);
-	nsg_info("runtime: %s/config.json:%s%s%s%s", bundle,
+	nsg_info("runtime: %s/config.json:%s%s%s%s%s", bundle,
 		  what & SPEC_ADDED_CREATE_RUNTIME ? " +createRuntime" : "",
 		  what & SPEC_ADDED_POSTSTOP ? " +poststop" : "",
-		  what & SPEC_SET_ANNOTATIONS ? " +annotations" : "", out ? "" : " (unchanged)");
+		  what & SPEC_SET_ANNOTATIONS ? " +annotations" : "",
+		  what & SPEC_ADDED_CGROUPNS ? " +cgroup namespace" : "", out ? "" : " (unchanged)");
 	return out ? write_spec(dfd, bundle, &st, out) : 0;
 }
 

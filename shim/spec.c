@@ -282,7 +282,7 @@ struct edit {
 };
 
 struct plan {
-	struct edit ed[16]; /* root, hooks, 2 stages, one per annotation */
+	struct edit ed[16]; /* root, hooks, 2 stages, namespaces, one per annotation */
 	size_t n;
 	int err;
 };
@@ -484,6 +484,44 @@ static int edit_annotations(struct plan *p, const char *s, size_t n, struct memb
 	return 0;
 }
 
+/*
+ * A cgroup namespace of the container's own when linux.namespaces lists
+ * none: containerd's CRI plugin builds a pod sandbox's spec without one (and
+ * `ctr run`'s default spec has none), and in the host's cgroup namespace a
+ * container running as the host's root could move out of the cgroup nsguard
+ * guards, so the hook refuses it.  The runtime creates the namespace after
+ * placing init in the container's cgroup, which becomes its root.  An entry
+ * that is there (with a path too) is left to the hook to judge; no
+ * "linux" or no "namespaces" array means no namespaces at all, also left.
+ */
+static int edit_cgroupns(struct plan *p, const char *s, size_t n, size_t root, unsigned *what)
+{
+	struct member lin, ns, it, type;
+	struct walk w;
+	int r;
+
+	r = find(s, n, root, "linux", true, "config.json", &lin);
+	if (r <= 0 || s[lin.val] != '{')
+		return r < 0 ? r : 0;
+	r = find(s, n, lin.val, "namespaces", true, "config.json \"linux\"", &ns);
+	if (r <= 0 || s[ns.val] != '[')
+		return r < 0 ? r : 0;
+	w = walk_start(s, n, ns.val);
+	while (walk_next(&w, &it)) {
+		if (s[it.val] != '{')
+			continue;
+		r = find(s, n, it.val, "type", true, "config.json linux.namespaces", &type);
+		if (r < 0)
+			return r;
+		if (r && string_is(s, n, &type, "cgroup"))
+			return 0;
+	}
+	plan_add(p, ns.val + 1, 0,
+		 fmt("{\"type\":\"cgroup\"}%s", is_empty(s, n, ns.val) ? "" : ","));
+	*what |= SPEC_ADDED_CGROUPNS;
+	return 0;
+}
+
 static int by_pos(const void *a, const void *b)
 {
 	const struct edit *x = a, *y = b;
@@ -520,6 +558,8 @@ int spec_edit_apply(const char *in, size_t len, const struct spec_edit *e, char 
 		r = edit_annotations(&p, in, len, &ann, has_ann, e, &root_members);
 	if (r == 0 && e->n)
 		*what |= SPEC_SET_ANNOTATIONS;
+	if (r == 0 && e->cgroupns)
+		r = edit_cgroupns(&p, in, len, root.val, what);
 	if (r == 0 && root_members)
 		add_members(&p, in, len, &root, root_members);
 	else

@@ -26,6 +26,8 @@ struct spec_edit {
 	const char *const *keys;
 	const char *const *values;
 	size_t n;
+	/* Add a new cgroup namespace to linux.namespaces when it lists none. */
+	bool cgroupns;
 };
 
 /* What spec_edit_apply did (for messages and tests). */
@@ -33,6 +35,7 @@ enum {
 	SPEC_ADDED_CREATE_RUNTIME = 1 << 0,
 	SPEC_ADDED_POSTSTOP = 1 << 1,
 	SPEC_SET_ANNOTATIONS = 1 << 2,
+	SPEC_ADDED_CGROUPNS = 1 << 3,
 };
 
 /*
@@ -40,8 +43,9 @@ enum {
  * config_path: ["nsguard", "--config", config_path, "hook", STAGE]) to
  * hooks.createRuntime and hooks.poststop, first in each array, unless a hook
  * of exactly that form (path plain and is_self, no env, no other member) is
- * there already (for the guard, also "prestart" in hooks.prestart), and set
- * the annotations.  *out is malloc'd (NULL when nothing changed), *what the
+ * there already (for the guard, also "prestart" in hooks.prestart), set
+ * the annotations, and with cgroupns add {"type": "cgroup"} to
+ * linux.namespaces when that array names no cgroup namespace.  *out is malloc'd (NULL when nothing changed), *what the
  * SPEC_* bits.  A document the runtime could read differently from us is
  * refused (-EINVAL with a message): whatever json_strict_check refuses
  * (invalid UTF-8, odd whitespace, a key given twice or folded onto one of

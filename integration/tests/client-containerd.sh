@@ -197,14 +197,31 @@ case_both() {
 }
 ct_case containerd/both-no-duplicate case_both
 
-# --- ctr's own spec has no cgroup namespace: nsguard refuses the start
-# (its processes could leave the cgroup), and nothing is left.
+# --- ctr's own spec has no cgroup namespace.  With the hooks in the spec
+# and plain runc, nsguard refuses the start (its processes could leave the
+# cgroup), and nothing is left.
 case_no_cgroupns() {
 	local id=cd-nocgns-$S
-	cd_run "$id" --no-cgroupns -- --runc-binary "$CD/bin/nsguard-runtime"
+	cd_run "$id" --hooks --no-cgroupns
 	[ "$CT_RC" != 0 ] || { CT_WHY="ctr run -d exited 0"; return 1; }
 	want_run "ctr's error" "$CT_RC" "*nsguard: container $id: *cgroup namespace*" || return 1
 	"${CTR[@]}" c rm "$id" >/dev/null 2>&1
 	ct_gone "$id" ""
 }
 ct_case containerd/refused-without-cgroupns case_no_cgroupns
+
+# The wrapper gives such a container a cgroup namespace of its own (as it
+# does a CRI pod sandbox), so it starts guarded at its own cgroup.
+case_wrapper_cgroupns() {
+	local id=cd-wcgns-$S pid
+	cd_run "$id" --no-cgroupns -- --runc-binary "$CD/bin/nsguard-runtime"
+	want_eq "ctr run -d" "$CT_RC" 0 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	want_eq "cgroup namespaces in the bundle" \
+		"$("$JQ" -c '[.linux.namespaces[] | select(.type == "cgroup")]' "$(bundle_of "$id")")" \
+		'[{"type":"cgroup"}]' || return 1
+	pid=$("${CTR[@]}" task ls | awk -v i="$id" '$1 == i {print $2}')
+	[ "$(readlink "/proc/$pid/ns/cgroup")" != "$(readlink /proc/self/ns/cgroup)" ] ||
+		{ CT_WHY="init (pid $pid) shares the host's cgroup namespace"; return 1; }
+	guarded "$id" 1 "unshare: fail errno=EPERM" "mode=deny *"
+}
+ct_case containerd/wrapper-adds-cgroupns case_wrapper_cgroupns

@@ -184,6 +184,25 @@ static void t_config(const char *in, const char *config, const char *want, unsig
 		ASSERT_STREQ(want, out);
 }
 
+/* The wrapper's cgroup namespace: hooks already there, so only that edit shows. */
+#define OURS "\"hooks\":{\"createRuntime\":[" HOOK("createRuntime") "],\"poststop\":[" HOOK("poststop") "]}"
+static void t_cgroupns(const char *in, const char *want, int want_err)
+{
+	const struct spec_edit e = { .hook_path = SELF, .is_self = same, .cgroupns = true };
+	cleanup_free char *out = NULL;
+	unsigned what = 99;
+
+	nsg_clear_error();
+	ASSERT_EQ(want_err, spec_edit_apply(in, strlen(in), &e, &out, &what));
+	if (want_err)
+		return;
+	ASSERT_EQ(want ? SPEC_ADDED_CGROUPNS : 0u, what);
+	if (want)
+		ASSERT_STREQ(want, out);
+	else
+		ASSERT_TRUE(out == NULL);
+}
+
 void suite_spec(void)
 {
 	char name[128];
@@ -314,6 +333,28 @@ void suite_spec(void)
 		  "{\"hooks\":{\"createRuntime\":[" CHOOK("createRuntime") "],\"poststop\":["
 		  CHOOK("poststop") "]}}",
 		  "/etc/nsguard/other.conf", NULL, SPEC_ADDED_CREATE_RUNTIME | SPEC_ADDED_POSTSTOP);
+	/* A pod sandbox's spec (containerd's CRI) names no cgroup namespace. */
+	TEST_CASE("spec", "cgroupns-added", t_cgroupns,
+		  "{" OURS ",\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"mount\"}]}}",
+		  "{" OURS ",\"linux\":{\"namespaces\":[{\"type\":\"cgroup\"},{\"type\":\"pid\"},"
+		  "{\"type\":\"mount\"}]}}",
+		  0);
+	TEST_CASE("spec", "cgroupns-added-empty", t_cgroupns,
+		  "{" OURS ",\"linux\":{\"namespaces\":[ ]}}",
+		  "{" OURS ",\"linux\":{\"namespaces\":[{\"type\":\"cgroup\"} ]}}", 0);
+	TEST_CASE("spec", "cgroupns-there", t_cgroupns,
+		  "{" OURS ",\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"cgroup\"}]}}",
+		  NULL, 0);
+	/* One with a path (the host's, say) is the hook's to judge, not replaced. */
+	TEST_CASE("spec", "cgroupns-path-kept", t_cgroupns,
+		  "{" OURS ",\"linux\":{\"namespaces\":[{\"type\":\"cgroup\",\"path\":"
+		  "\"/proc/1/ns/cgroup\"}]}}",
+		  NULL, 0);
+	TEST_CASE("spec", "cgroupns-no-namespaces", t_cgroupns, "{" OURS ",\"linux\":{}}", NULL, 0);
+	TEST_CASE("spec", "cgroupns-no-linux", t_cgroupns, "{" OURS "}", NULL, 0);
+	/* "Type" is "type" to runc: refused, as every folded key is. */
+	TEST_CASE("spec", "cgroupns-refuse-folded-type", t_cgroupns,
+		  "{" OURS ",\"linux\":{\"namespaces\":[{\"Type\":\"cgroup\"}]}}", NULL, -EINVAL);
 	TEST_CASE("spec", "config-refuse-invalid-utf8", t_refused_config, "/etc/\xc1\xa8.conf",
 		  "config.json as edited: byte 89: invalid UTF-8 (an overlong encoding): runc reads "
 		  "U+FFFD, crun the raw bytes");
