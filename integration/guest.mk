@@ -6,6 +6,14 @@
 GUEST_DEPS += $(BUILD)/nsg-userns $(BUILD)/nsguard-fault $(BUILD)/nsguard-next \
 	$(BUILD)/nsg-console
 
+# The CRI client's messages (integration/cri/cri-client, part clients-cri),
+# generated from our subset of the CRI API with Debian's python3-grpc-tools.
+GUEST_DEPS += $(BUILD)/cri/api_pb2.py
+$(BUILD)/cri/api_pb2.py: integration/cri/api.proto | $(BUILD)
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(@D) && /usr/bin/python3 -m grpc_tools.protoc -Iintegration/cri \
+		--python_out=$(@D) $<
+
 $(BUILD)/nsg-userns: integration/guest/nsg-userns.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -static -std=gnu11 -O2 $(WARNINGS) -o $@ $<

@@ -42,9 +42,10 @@ check-guest-6.12: all $(GUEST_DEPS) check-kernel-6.12 | $(RESULTS)
 		-- integration/guest-suite --prefix linux-6.12/ $(OTHER_KERNEL_SUITES)
 
 # Real clients, each in its own boot so that `make check` can run them side by
-# side: podman (hooks.d, annotations), and runc (the container scripts again
-# under runc and under the other hook stage, see tests/client-runc.sh).
-CLIENT_PARTS := check-clients-podman check-clients-runc
+# side: podman (hooks.d, annotations), runc (the container scripts again
+# under runc and under the other hook stage, see tests/client-runc.sh), and
+# Kubernetes pods through containerd's CRI plugin (tests/client-cri.sh).
+CLIENT_PARTS := check-clients-podman check-clients-runc check-clients-cri
 .PHONY: $(CLIENT_PARTS)
 check-clients: $(CLIENT_PARTS)
 

@@ -1,0 +1,208 @@
+#!/bin/bash
+# Kubernetes pods through containerd 1.6's CRI plugin, driven as kubelet
+# drives it (integration/cri/cri-client, one scenario per process), on a
+# node-like containerd: `containerd config default` with a node's own
+# settings (sandbox image, snapshotter, paths) and nsguard's drop-in from
+# examples/containerd/nsguard-cri-dropin, the cgroupfs driver, pods under
+# kubepods/burstable/pod<uid>, host network (no CNI), one image built here
+# from the test rootfs and imported offline into the k8s.io namespace (it is
+# the sandbox image too).  Every tier is a RuntimeClass handler: nsguard,
+# nsguard-audit, nsguard-allow (the wrapper), nsguard-spec (hooks in
+# base_runtime_spec) and runc (unguarded).
+# Runs in the QEMU guest (make check: part clients-cri).
+set -u
+. "$(dirname "$0")/lib-ct.sh"
+ct_init
+
+CD=$CT_WORK/cri                     # config, root, image, logs
+CD_RUN=/run/nsg-cri                 # state and socket (tmpfs)
+CD_SOCK=$CD_RUN/containerd.sock
+CTR=(ctr --address "$CD_SOCK" -n k8s.io)
+IMAGE=nsg.test/rootfs:1
+EXAMPLES=$NSG_REPO/examples/containerd
+CLIENT=$NSG_REPO/integration/cri/cri-client
+self=$(readlink -f "$NSGUARD")
+CD_PID=
+
+setup_fail() { fail "cri/setup" "$1"; exit 1; }
+
+# sub FILE FROM TO: replace a line's text that containerd's default config
+# has exactly once; setup fails if it has not (a changed default).
+sub() {
+	local n
+	n=$(grep -cF -- "$2" "$1")
+	[ "$n" = 1 ] || setup_fail "containerd config default: '$2' found $n times, want 1"
+	# The text as a regular expression: its ], [, ., *, ^, $ and | escaped.
+	# shellcheck disable=SC2001 # one sed escapes them all
+	sed -i "s|$(sed 's/[][\.*^$|]/\\&/g' <<<"$2")|$3|" "$1"
+}
+
+# The node: containerd's default config, then what a node sets itself.
+cd_config() {
+	mkdir -p "$CD/conf.d" "$CD/bin" "$CD/logs" "$CD_RUN"
+	containerd config default >"$CD/config.toml" || setup_fail "containerd config default failed"
+	sub "$CD/config.toml" 'root = "/var/lib/containerd"' "root = \"$CD/root\""
+	sub "$CD/config.toml" 'state = "/run/containerd"' "state = \"$CD_RUN/state\""
+	sub "$CD/config.toml" 'address = "/run/containerd/containerd.sock"' "address = \"$CD_SOCK\""
+	sub "$CD/config.toml" 'imports = []' "imports = [\"$CD/conf.d/*.toml\"]"
+	sub "$CD/config.toml" 'sandbox_image = "registry.k8s.io/pause:3.6"' "sandbox_image = \"$IMAGE\""
+	# The guest kernel has no overlayfs.
+	sub "$CD/config.toml" 'snapshotter = "overlayfs"' 'snapshotter = "native"'
+	sub "$CD/config.toml" 'path = "/opt/containerd"' "path = \"$CD/opt\""
+}
+
+# The wrapper where a node installs it (make install's links), reading the
+# node's nsguard.conf: the tiers use the defaults; the nsguard handler an
+# admin's limits (allowed-modes deny and audit), as a multi-tenant node has.
+cd_wrappers() {
+	ct_conf cri-limits "allowed-modes = deny, audit" >/dev/null
+	printf '#!/bin/sh\nexec %q runtime --config %q --runtime %q "$@"\n' \
+		"$self" "$CT_WORK/cri-limits.conf" "$(command -v runc)" >"$CD/bin/nsguard-runtime"
+	chmod 755 "$CD/bin/nsguard-runtime"
+	ln -sfn "$self" "$CD/bin/nsguard-runtime-audit"
+	ln -sfn "$self" "$CD/bin/nsguard-runtime-allow"
+	sed "s|@BINDIR@|$(dirname "$self")|" "$EXAMPLES/nsguard-base-spec.json.in" >"$CD/base-spec.json"
+	sed "s|@BINDIR@|$CD/bin|" "$EXAMPLES/nsguard-runtimes.toml.in" >"$CD/runtimes.toml"
+	sed "s|/etc/nsguard/containerd-base-spec.json|$CD/base-spec.json|" \
+		"$EXAMPLES/nsguard-base-spec.toml.in" >"$CD/base-spec.toml"
+	# Test only: a handler that passes every annotation through, for the
+	# tenant's forged io.kubernetes.cri.* keys.
+	cat >"$CD/wide.toml" <<EOF
+version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard-wide]
+  runtime_type = "io.containerd.runc.v2"
+  pod_annotations = ["*"]
+  container_annotations = ["*"]
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard-wide.options]
+    BinaryName = "$CD/bin/nsguard-runtime"
+EOF
+}
+
+# nsguard's drop-in, as a node gets it; the node's own settings must survive.
+case_dropin() {
+	local dump again
+	"$EXAMPLES/nsguard-cri-dropin" --config "$CD/config.toml" "$CD/runtimes.toml" \
+		"$CD/base-spec.toml" "$CD/wide.toml" >"$CD/nsguard.toml.new" 2>"$CD/dropin.err" ||
+		{ CT_WHY="nsguard-cri-dropin: $(cat "$CD/dropin.err")"; return 1; }
+	mv "$CD/nsguard.toml.new" "$CD/conf.d/nsguard.toml"
+	dump=$(containerd --config "$CD/config.toml" config dump 2>&1) ||
+		{ CT_WHY="config dump with the drop-in: $(tail -n 2 <<<"$dump")"; return 1; }
+	local want
+	for want in "sandbox_image = \"$IMAGE\"" 'snapshotter = "native"' 'default_runtime_name = "runc"' \
+		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]' \
+		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard]' \
+		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard-spec]'; do
+		grep -qF -- "$want" <<<"$dump" || { CT_WHY="the merged config lacks $want"; return 1; }
+	done
+	again=$("$EXAMPLES/nsguard-cri-dropin" --config "$CD/config.toml" "$CD/runtimes.toml" \
+		"$CD/base-spec.toml" "$CD/wide.toml") || { CT_WHY="second run failed"; return 1; }
+	want_eq "a second run (drop-in in place)" "$(md5sum <<<"$again")" \
+		"$(md5sum <"$CD/conf.d/nsguard.toml")"
+}
+
+# The shipped base spec is this containerd's default spec plus the hooks.
+case_base_spec() {
+	local got want
+	want=$(ctr oci spec | "$JQ" -S .) || { CT_WHY="ctr oci spec failed"; return 1; }
+	got=$("$JQ" -S 'del(.hooks)' "$EXAMPLES/nsguard-base-spec.json.in")
+	want_eq "examples/containerd/nsguard-base-spec.json.in without hooks" \
+		"$(md5sum <<<"$got")" "$(md5sum <<<"$want")"
+}
+
+# A docker-archive image of the test rootfs: sleep as its command, so that
+# it serves as the sandbox image too.
+cd_image() {
+	local d=$CD/img diff cfg
+	mkdir -p "$d"
+	tar -C "$CT_ROOTFS" -cf "$d/layer.tar" . || return 1
+	diff=$(sha256sum "$d/layer.tar" | cut -d' ' -f1)
+	printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sleep","1000000"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+		"$diff" >"$d/config.json"
+	cfg=$(sha256sum "$d/config.json" | cut -d' ' -f1)
+	mv "$d/config.json" "$d/$cfg.json"
+	printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["layer.tar"]}]' "$cfg" "$IMAGE" \
+		>"$d/manifest.json"
+	tar -C "$d" -cf "$CD/image.tar" manifest.json "$cfg.json" layer.tar || return 1
+	"${CTR[@]}" images import --snapshotter native "$CD/image.tar" >"$CD/import.log" 2>&1
+}
+
+cd_start() {
+	local i
+	containerd --config "$CD/config.toml" >"$CD/log" 2>&1 &
+	CD_PID=$!
+	for ((i = 0; i < 600; i++)); do
+		grep -q 'containerd successfully booted' "$CD/log" && return 0
+		kill -0 "$CD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	return 1
+}
+
+cd_cleanup() {
+	local id
+	if [ -n "$CD_PID" ]; then
+		for id in $("${CTR[@]}" task ls -q 2>/dev/null); do
+			"${CTR[@]}" task kill -s KILL "$id" >/dev/null 2>&1
+		done
+		kill "$CD_PID" 2>/dev/null
+		wait "$CD_PID" 2>/dev/null
+	fi
+	find "$CT_CGFS/kubepods" -depth -type d -exec rmdir {} + 2>/dev/null
+	ct_cleanup
+}
+
+# cri NAME KIND [OPTIONS...]: one scenario, its PASS/FAIL lines as they come.
+cri() {
+	local name=$1 out rc
+	shift
+	out=$(mktemp)
+	/usr/bin/python3 "$CLIENT" --socket "$CD_SOCK" --state "$CD_RUN/state" --image "$IMAGE" \
+		--logs "$CD/logs" --nsguard "$self" --monlog "$CT_MONLOG" "$@" "$name" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" != 0 ] && ! grep -q '^FAIL: ' "$out"; then
+		fail "cri/$name" "cri-client exited $rc: $(tail -n 3 "$out" | tr '\n' '|')"
+	fi
+	rm -f "$out"
+}
+
+for p in containerd ctr containerd-shim-runc-v2 runc; do
+	command -v "$p" >/dev/null || setup_fail "$p not found (make deps-test)"
+done
+/usr/bin/python3 -c 'import grpc' 2>/dev/null || setup_fail "python3-grpcio missing (make deps-test)"
+[ -r "$NSG_REPO/build/cri/api_pb2.py" ] || setup_fail "build/cri/api_pb2.py missing (make)"
+echo "# $(containerd --version), $(runc --version | head -n 1)"
+cd_config
+cd_wrappers
+trap cd_cleanup EXIT
+ct_case cri/dropin-keeps-node-config case_dropin
+ct_case cri/base-spec-is-default-spec case_base_spec
+cd_start || setup_fail "containerd did not start: $(tail -n 3 "$CD/log")"
+cd_image || setup_fail "image import failed: $(tail -n 3 "$CD/import.log")"
+# As a node's nsguard-load.service does at boot; then the events' reader.
+"$NSGUARD" load >"$CD/load.log" 2>&1 || setup_fail "nsguard load: $(tail -n 2 "$CD/load.log")"
+ct_monitor_ensure
+[ -n "$CT_MON_PID" ] || setup_fail "nsguard monitor did not start (no pins after nsguard load)"
+
+# Every tier a RuntimeClass handler: the pod starts, sandbox included, and
+# its container runs with the tier's policy.
+cri tier-nsguard tier --handler nsguard --mode deny
+cri tier-nsguard-audit tier --handler nsguard-audit --mode audit
+cri tier-nsguard-allow tier --handler nsguard-allow --mode allow
+cri tier-runc tier --handler runc --mode none
+# base_runtime_spec: containerd builds the sandbox without it.
+cri tier-nsguard-spec tier --handler nsguard-spec --mode deny --sandbox-mode none
+# Pod annotations choose within nsguard.conf's limits...
+cri annotation-audit tier --handler nsguard --mode audit --pod-annotation nsguard.io/userns=audit
+# ... and beyond them the pod does not start (its sandbox carries them too).
+cri annotation-over-limit refused --handler nsguard --pod-annotation nsguard.io/userns=allow \
+	--want-error nsguard --want-error allowed-modes --at sandbox
+# No annotation a tenant sets exempts a container or renames it.
+cri tenant-annotations tenant --handler nsguard-wide
+cri two-containers-restart pod --handler nsguard
+# A privileged container: the host-capabilities refusal, named in the CRI error.
+cri privileged refused --handler nsguard --privileged --want-error nsguard \
+	--want-error CAP_SYS_ADMIN
+# The CRI default seccomp profile refuses unshare before nsguard sees it.
+cri seccomp-runtime-default seccomp --handler nsguard-audit
+
+ct_case cri/nothing-left assert_clean
