@@ -33,13 +33,17 @@ check-guest: all $(GUEST_DEPS) | $(RESULTS)
 # check` builds that kernel beside the 6.1 build and guests (Makefile).
 # make check-guest KERNEL_VERSION=6.12 runs the whole guest suite there.
 OTHER_KERNEL_SUITES ?= basic seed core guard containers escape failure count-learn
+# and, in the same boot, Kubernetes pods through containerd's CRI (about 75 s).
+OTHER_KERNEL_CLIENTS ?= cri
 .PHONY: check-kernel-6.12 check-guest-6.12
 check-kernel-6.12: | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) kernel-6.12 $(MAKE) kernel KERNEL_VERSION=6.12
 check-guest-6.12: all $(GUEST_DEPS) check-kernel-6.12 | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) guest-6.12 \
 		$(VM_RUN) -q --kernel $(abspath $(BUILD)/kernel-6.12/bzImage) --timeout $(GUEST_TIMEOUT) \
-		-- integration/guest-suite --prefix linux-6.12/ $(OTHER_KERNEL_SUITES)
+		-- bash -c 'integration/guest-suite --prefix linux-6.12/ "$$@"; rc=$$?; \
+			integration/guest-suite --prefix linux-6.12/ --clients $(OTHER_KERNEL_CLIENTS) || rc=1; \
+			exit $$rc' - $(OTHER_KERNEL_SUITES)
 
 # Real clients, each in its own boot so that `make check` can run them side by
 # side: podman (hooks.d, annotations), runc (the container scripts again

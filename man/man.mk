@@ -11,6 +11,7 @@
 MAN_PAGES := man/nsguard.8 man/nsguard.conf.5
 HOOKS_IN := $(wildcard examples/hooks.d/*.json.in)
 UNITS_IN := $(wildcard examples/systemd/*.in)
+CONTAINERD_IN := $(wildcard examples/containerd/*.in)
 
 INSTALL_BINDIR = $(PREFIX)/bin
 # nsguard runtime by name, for runtimes that take a binary (nsguard(8),
@@ -22,6 +23,8 @@ INSTALL_HOOKSDIR = $(PREFIX)/share/containers/oci/hooks.d
 # systemd looks in /usr/lib/systemd/system and /usr/local/lib/systemd/system.
 SYSTEMDUNITDIR = $(PREFIX)/lib/systemd/system
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+# containerd's handlers (examples/containerd): drop-in parts and their writer.
+INSTALL_CONTAINERDDIR = $(PREFIX)/share/nsguard/containerd
 # The admin's config lives in /etc whatever the prefix (nsguard looks there).
 INSTALL_CONF = /etc/nsguard/nsguard.conf
 
@@ -42,6 +45,15 @@ install: $(BUILD)/nsguard install-units
 	$(Q)set -e; for src in $(HOOKS_IN); do \
 		out=$(DESTDIR)$(INSTALL_HOOKSDIR)/$$(basename "$$src" .in); \
 		sed 's|@BINDIR@|$(INSTALL_BINDIR)|g' "$$src" >"$$out.tmp"; \
+		chmod 0644 "$$out.tmp"; mv -f "$$out.tmp" "$$out"; \
+	done
+	$(call msg,INSTALL,$(DESTDIR)$(INSTALL_CONTAINERDDIR))
+	$(Q)install -D -m 0755 examples/containerd/nsguard-cri-dropin \
+		$(DESTDIR)$(INSTALL_CONTAINERDDIR)/nsguard-cri-dropin
+	$(Q)set -e; for src in $(CONTAINERD_IN); do \
+		out=$(DESTDIR)$(INSTALL_CONTAINERDDIR)/$$(basename "$$src" .in); \
+		sed -e 's|@BINDIR@|$(INSTALL_BINDIR)|g' \
+			-e 's|@CONTAINERDDIR@|$(INSTALL_CONTAINERDDIR)|g' "$$src" >"$$out.tmp"; \
 		chmod 0644 "$$out.tmp"; mv -f "$$out.tmp" "$$out"; \
 	done
 	$(call msg,INSTALL,$(DESTDIR)$(BASHCOMPDIR)/nsguard)

@@ -61,10 +61,12 @@ cd_wrappers() {
 	chmod 755 "$CD/bin/nsguard-runtime"
 	ln -sfn "$self" "$CD/bin/nsguard-runtime-audit"
 	ln -sfn "$self" "$CD/bin/nsguard-runtime-allow"
-	sed "s|@BINDIR@|$(dirname "$self")|" "$EXAMPLES/nsguard-base-spec.json.in" >"$CD/base-spec.json"
+	# As make install substitutes them; the base spec's hooks name the
+	# binary under test.
+	sed "s|@BINDIR@|$(dirname "$self")|" "$EXAMPLES/nsguard-base-spec.json.in" \
+		>"$CD/nsguard-base-spec.json"
 	sed "s|@BINDIR@|$CD/bin|" "$EXAMPLES/nsguard-runtimes.toml.in" >"$CD/runtimes.toml"
-	sed "s|/etc/nsguard/containerd-base-spec.json|$CD/base-spec.json|" \
-		"$EXAMPLES/nsguard-base-spec.toml.in" >"$CD/base-spec.toml"
+	sed "s|@CONTAINERDDIR@|$CD|" "$EXAMPLES/nsguard-base-spec.toml.in" >"$CD/base-spec.toml"
 	# Test only: a handler that passes every annotation through, for the
 	# tenant's forged io.kubernetes.cri.* keys.
 	cat >"$CD/wide.toml" <<EOF
@@ -202,6 +204,10 @@ cri two-containers-restart pod --handler nsguard
 # A privileged container: the host-capabilities refusal, named in the CRI error.
 cri privileged refused --handler nsguard --privileged --want-error nsguard \
 	--want-error CAP_SYS_ADMIN
+# shareProcessNamespace: the container's init is not pid 1 of the pid
+# namespace it shares with the sandbox, and runs as the host's root.
+cri shared-pid-namespace refused --handler nsguard --share-pid --want-error nsguard \
+	--want-error 'not pid 1 of its pid namespace'
 # The CRI default seccomp profile refuses unshare before nsguard sees it.
 cri seccomp-runtime-default seccomp --handler nsguard-audit
 
