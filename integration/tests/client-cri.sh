@@ -208,6 +208,15 @@ cri privileged refused --handler nsguard --privileged --want-error nsguard \
 # namespace it shares with the sandbox, and runs as the host's root.
 cri shared-pid-namespace refused --handler nsguard --share-pid --want-error nsguard \
 	--want-error 'not pid 1 of its pid namespace'
+# monitor --namespace, alone on the events (one reader takes each event):
+# the first pod's event, not the second's.
+ct_monitor_stop
+"$NSGUARD" monitor --json --namespace nsg-monitor-namespace-shown >"$CD/filtered.jsonl" 2>&1 &
+filtered=$!
+cri monitor-namespace filter --handler nsguard-audit --monlog "$CD/filtered.jsonl"
+kill "$filtered"
+wait "$filtered" 2>/dev/null
+ct_monitor_ensure
 # The CRI default seccomp profile refuses unshare before nsguard sees it.
 cri seccomp-runtime-default seccomp --handler nsguard-audit
 
