@@ -74,7 +74,7 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	spec = (struct container_spec){ .id = st->id, .pid = st->pid, .cgroup_path = path,
 					.shared = cfg->shared_cgroups, .learn_dir = cfg->learn_dir,
 					.identity = identity_pick(st->identity, cfg->identity_source) };
-	err = container_guard(&container_env_live, &spec, pol, never_open);
+	err = container_guard(&container_env_hook, &spec, pol, never_open);
 	if (err)
 		return err;
 	policy_describe(pol, desc, sizeof(desc));

@@ -45,7 +45,9 @@ struct container_env {
 	int (*cgroups_below)(const char *path, int (*fn)(__u64 id, void *data), void *data);
 };
 
+/* The real world; _hook moves another build's pins to this build's program. */
 extern const struct container_env container_env_live;
+extern const struct container_env container_env_hook;
 
 /* What the hook or nsguard attach guards. */
 struct container_spec {

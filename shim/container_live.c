@@ -6,6 +6,7 @@
 #include "container.h"
 #include "guard.h"
 #include "log.h"
+#include "upgrade.h"
 
 static int live_cgroup_open(const char *path, __u64 *id_out)
 {
@@ -34,13 +35,36 @@ static int live_start_time(pid_t pid, __u64 *start)
 	return proc_stat_read("/proc", pid, &state, start);
 }
 
-static int live_attach(int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
-		       char **link_pin_out)
+/*
+ * The hook's open: pins of another build (a package update while
+ * containers run) are moved to this build's program first, under the lock
+ * the caller holds, so the first container start after an install is the
+ * upgrade: none fails and none starts unguarded in between, and every
+ * guarded cgroup keeps its policy and usage (upgrade.c).
+ */
+static int open_upgrading(struct guard *g)
+{
+	struct upgrade_result r;
+	int err = guard_open(g, true);
+
+	if (err != -ESTALE)
+		return err;
+	nsg_clear_error();
+	err = guard_upgrade_locked(&r);
+	if (err)
+		return nsg_fail_context(err, "moving the guarded cgroups to this build's program");
+	nsg_warn("upgraded: %zu guarded cgroup%s moved to this build's program (%s)", r.moved,
+		 r.moved == 1 ? "" : "s", r.why);
+	return guard_open(g, true);
+}
+
+static int live_attach_with(int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
+			    char **link_pin_out, bool upgrade)
 {
 	struct guard g = GUARD_INIT;
 	/* The caller holds the lock: load and pin on first use. */
 	bool learn = pol->mode == NSGUARD_MODE_LEARN, fresh = !guard_link_pinned(cgroup_id);
-	int err = guard_open(&g, true);
+	int err = upgrade ? open_upgrading(&g) : guard_open(&g, true);
 
 	/*
 	 * Learn mode: its usage where it outlives the cgroup, before any
@@ -68,6 +92,18 @@ static int live_attach(int cgroup_fd, __u64 cgroup_id, const struct nsguard_poli
 	return err;
 }
 
+static int live_attach(int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
+		       char **link_pin_out)
+{
+	return live_attach_with(cgroup_fd, cgroup_id, pol, link_pin_out, false);
+}
+
+static int hook_attach(int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
+		       char **link_pin_out)
+{
+	return live_attach_with(cgroup_fd, cgroup_id, pol, link_pin_out, true);
+}
+
 static int live_detach(__u64 cgroup_id)
 {
 	return guard_detach(cgroup_id) ?: guard_learn_forget(cgroup_id);
@@ -83,18 +119,19 @@ static int live_cgroups_below(const char *path, int (*fn)(__u64 id, void *data),
 	return cgroup_walk_below(CGROUP_ROOT, path, fn, data);
 }
 
-const struct container_env container_env_live = {
-	.record_dir = NSGUARD_RECORD_DIR,
-	.lock = guard_lock,
-	.cgroup_open = live_cgroup_open,
-	.cgroup_id = live_cgroup_id,
-	.cgroup_alive = live_cgroup_alive,
-	.cgroup_populated = live_cgroup_populated,
-	.start_time = live_start_time,
-	.link_pinned = guard_link_pinned,
-	.attach = live_attach,
-	.read_learned = guard_learn_read,
-	.detach = live_detach,
-	.links = live_links,
-	.cgroups_below = live_cgroups_below,
-};
+#define LIVE_ENV(attach_fn)                                                     \
+	{                                                                       \
+		.record_dir = NSGUARD_RECORD_DIR, .lock = guard_lock,             \
+		.cgroup_open = live_cgroup_open, .cgroup_id = live_cgroup_id,     \
+		.cgroup_alive = live_cgroup_alive,                                \
+		.cgroup_populated = live_cgroup_populated,                        \
+		.start_time = live_start_time, .link_pinned = guard_link_pinned,  \
+		.attach = attach_fn, .read_learned = guard_learn_read,            \
+		.detach = live_detach, .links = live_links,                       \
+		.cgroups_below = live_cgroups_below,                              \
+	}
+
+/* attach (the command) refuses another build's pins, naming `nsguard upgrade`. */
+const struct container_env container_env_live = LIVE_ENV(live_attach);
+/* The createRuntime hook moves them to this build's program first. */
+const struct container_env container_env_hook = LIVE_ENV(hook_attach);

@@ -234,6 +234,46 @@ case_upgrade_count() {
 }
 ct_hook_case count/upgrade-carries-count case_upgrade_count
 
+# --- Installing a new build while containers start (#31 item 2): the hooks
+# run whatever the hook path holds, and the install swaps it by rename.  The
+# first hook of the new build (nsguard-next: another ABI) finds the old
+# build's pins and moves every guarded cgroup to its own program under the
+# lock, then guards its container: no start fails, none runs unguarded, and
+# a container the old build started keeps its policy and its count.
+case_install_upgrade() {
+	local bin=$CT_WORK/upbin-$S old=upold-$S i id fails=0 unguarded='' n=8
+	mkdir -p "$bin"
+	install_bin() { cp "$1" "$bin/nsguard.new" && mv -f "$bin/nsguard.new" "$bin/nsguard"; }
+	install_bin "$NSGUARD" || { CT_WHY="cannot install into $bin"; return 1; }
+	start_guarded "$old" --hook-bin "$bin/nsguard" --mode allow --ann "$COUNT=2" || return 1
+	ct_exec "$old" nsg-userns seq 1
+	want_run "seq 1 under the old build" 0 "seq: ok created=1" || return 1
+	for ((i = 1; i <= n; i++)); do
+		[ $i = 4 ] && { install_bin "$NEXT" || { CT_WHY="install of nsguard-next"; return 1; }; }
+		id=upnew-$i-$S
+		ct_bundle "$id" --hook-bin "$bin/nsguard" -- sleep 600 || return 1
+		ct_start "$id"
+		[ "$CT_RC" = 0 ] || { fails=$((fails + 1)); CT_WHY+="start $i: $(ct_tail); "; }
+	done
+	want_eq "failed starts" "$fails" 0 || return 1
+	for ((i = 1; i <= n; i++)); do
+		ct_exec "upnew-$i-$S" nsg-userns unshare
+		[ "$CT_RC" = 1 ] && [[ $CT_OUT == *"unshare: fail errno=EPERM"* ]] ||
+			unguarded+="upnew-$i ($CT_RC: $(ct_tail)) "
+	done
+	want_eq "unguarded starts" "$unguarded" "" || return 1
+	# shellcheck disable=SC2016 # $id is jq's
+	want_eq "the old build's container, status of the new" \
+		"$("$NEXT" status --json | "$JQ" -r --arg id "$old" \
+			'.containers[] | select(.id == $id) | "\(.mode) \(.created)"')" "allow 1" || return 1
+	ct_exec "$old" nsg-userns seq 2
+	want_run "seq 2 over its count after the upgrade" 1 "seq: fail created=1 errno=EPERM" || return 1
+	# Back to this build for the cases after this one.
+	CT_OUT=$("$NSGUARD" upgrade 2>&1)
+	want_eq "upgrade back: $CT_OUT" $? 0
+}
+ct_case count/install-upgrade-no-failed-start case_install_upgrade
+
 # --- a full learned map (NSGUARD_LEARN_MAX learn-mode containers; the fault
 # build pretends) costs the suggestion, never the guard: with fail-mode open
 # the container is still guarded within the admin's limits.
