@@ -51,7 +51,7 @@ export NSGUARD_KERNEL := $(abspath $(BZIMAGE))
 export NSGUARD_KERNEL_VERSION := $(KERNEL_VERSION)
 export KERNEL_VERSIONS
 
-.PHONY: all deps deps-test kernel check check-unit check-guest vm-shell clean help install demo bench fuzz lint
+.PHONY: all deps deps-test kernel check check-unit check-guest vm-shell clean help install uninstall demo bench fuzz lint
 all: $(BUILD)/nsguard
 
 help:
@@ -70,6 +70,7 @@ help:
 	@echo 'make bench      benchmarks in the guest (build/bench/)'
 	@echo 'make vm-shell   interactive shell in the guest'
 	@echo 'make install    PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)'
+	@echo 'make uninstall  the same PREFIX and DESTDIR (run nsguard unload first)'
 	@echo 'V=1 shows every command.'
 
 deps:

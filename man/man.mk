@@ -65,6 +65,28 @@ install: $(BUILD)/nsguard install-units
 		install -D -m 0644 examples/nsguard.conf $(DESTDIR)$(INSTALL_CONF); \
 	fi
 
+# make uninstall: every file make install wrote, from the same lists, and
+# /etc/nsguard/nsguard.conf only if it is still the shipped one.  The pins
+# and records are not files of the package: `nsguard unload` (run first;
+# nsguard(8), UNLOAD) removes them, and `systemctl disable --now` the units.
+.PHONY: uninstall
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(INSTALL_BINDIR)/nsguard \
+		$(addprefix $(DESTDIR)$(INSTALL_BINDIR)/,$(RUNTIME_LINKS)) \
+		$(DESTDIR)$(INSTALL_MAN8DIR)/nsguard.8 $(DESTDIR)$(INSTALL_MAN5DIR)/nsguard.conf.5 \
+		$(addprefix $(DESTDIR)$(INSTALL_HOOKSDIR)/,$(notdir $(HOOKS_IN:.in=))) \
+		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(UNITS_IN:.in=))) \
+		$(addprefix $(DESTDIR)$(INSTALL_CONTAINERDDIR)/,$(notdir $(CONTAINERD_IN:.in=))) \
+		$(DESTDIR)$(INSTALL_CONTAINERDDIR)/nsguard-cri-dropin \
+		$(DESTDIR)$(BASHCOMPDIR)/nsguard
+	$(Q)rmdir $(DESTDIR)$(INSTALL_CONTAINERDDIR) $(DESTDIR)$(PREFIX)/share/nsguard 2>/dev/null || true
+	$(Q)if cmp -s examples/nsguard.conf $(DESTDIR)$(INSTALL_CONF); then \
+		rm -f $(DESTDIR)$(INSTALL_CONF); rmdir $(DESTDIR)$(dir $(INSTALL_CONF)) 2>/dev/null || true; \
+	elif [ -e $(DESTDIR)$(INSTALL_CONF) ]; then \
+		printf '  %-8s %s\n' KEEP '$(DESTDIR)$(INSTALL_CONF) (edited: yours to remove)'; \
+	fi
+
 # The systemd units alone (no build needed): the guest's monitor case
 # generates them with INSTALL_BINDIR=build to run their ExecStart.
 .PHONY: install-units

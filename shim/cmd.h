@@ -27,6 +27,7 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_suggest(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_load(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_unload(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_explain(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_runtime(struct cmd_ctx *ctx, int argc, char **argv);
 /*

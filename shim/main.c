@@ -49,6 +49,8 @@ static const struct command {
 	{ "runtime", cmd_runtime, "[--runtime PATH] [--annotation K=V]... [--] ARGS...",
 	  "run the OCI runtime with nsguard's hooks added (containerd, Docker)", NULL },
 	{ "upgrade", cmd_upgrade, "", "move guarded cgroups to this build's program", NULL },
+	{ "unload", cmd_unload, "[--force]",
+	  "detach everything, unpin the program, remove the records (to uninstall)", NULL },
 	{ "suggest", cmd_suggest, "[--all] ID", "the annotations a learn-mode container needs",
 	  "ID: the container's id, as the runtime gave it.  Each container that ran\n"
 	  "with that id has its own suggestion: the newest is printed (with a note when\n"

@@ -213,3 +213,37 @@ case_monitor_count() {
 	grep -Eq "$re" "$f" || { CT_WHY="human line: '$(cat "$f")' !~ $re"; return 1; }
 }
 ct_case monitor/count-and-human case_monitor_count
+
+# --- nsguard unload (#31 item 3): refused while a container is guarded,
+# and changes nothing; with --force every link, pin and record goes (the
+# container runs on unguarded); a second run finds nothing; the container's
+# poststop after it is a no-op; the next container loads the program again.
+case_unload() {
+	local id=unload-$S id2=unload2-$S cgid
+	start_guarded "$id" --mode deny || return 1
+	cgid=$(ct_cgid "$(ct_cgdir "$id")")
+	CT_OUT=$("$NSGUARD" unload 2>&1)
+	CT_RC=$?
+	want_run "unload while guarded" 1 "*1 cgroup is still guarded*--force*" || return 1
+	[ -e "$CT_PINS/links/$cgid" ] && [ -e "$CT_RECORDS/$id.json" ] ||
+		{ CT_WHY="a refused unload removed the pin or the record"; return 1; }
+	ct_exec "$id" nsg-userns unshare
+	want_run "unshare after the refused unload" 1 "unshare: fail errno=EPERM" || return 1
+	ct_monitor_stop
+	CT_OUT=$("$NSGUARD" unload --force 2>&1)
+	CT_RC=$?
+	want_run "unload --force" 0 "unloaded: * (1 guarding a live cgroup)*" || return 1
+	[ ! -e "$CT_PINS" ] && [ ! -e /run/nsguard ] ||
+		{ CT_WHY="left: $(ls -d "$CT_PINS" /run/nsguard 2>/dev/null | tr '\n' ' ')"; return 1; }
+	ct_exec "$id" nsg-userns unshare
+	want_run "unshare after unload --force (unguarded)" 0 "unshare: ok" || return 1
+	CT_OUT=$("$NSGUARD" unload 2>&1)
+	CT_RC=$?
+	want_run "unload again" 0 "nothing to unload*" || return 1
+	ct_delete "$id"
+	want_eq "delete (poststop with nothing loaded): $(ct_tail)" "$CT_RC" 0 || return 1
+	start_guarded "$id2" --mode deny || return 1
+	ct_exec "$id2" nsg-userns unshare
+	want_run "unshare in a container started after unload" 1 "unshare: fail errno=EPERM"
+}
+ct_case lifecycle/unload case_unload

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * nsguard unload [--force]: the opposite of load, for an uninstall.  Under
+ * the lock: refuse while a live cgroup is guarded (unless --force), unpin
+ * every link (the kernel detaches it), the program and the maps (the
+ * kernel frees them with their last reference), then remove the records.
+ * Nothing there is success, as for every clean-up.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "cmd.h"
+#include "guard.h"
+#include "log.h"
+#include "util.h"
+
+static int remove_err;
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	if (remove(path) < 0 && errno != ENOENT)
+		remove_err = nsg_fail(errno, "cannot remove %s: %s", path, strerror(errno));
+	return remove_err ? 1 : 0;
+}
+
+int cmd_unload(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct cmd_option opts[] = {
+		{ .name = "force", .val = 'f',
+		  .help = "unload while containers are guarded: they run on unguarded" },
+		{},
+	};
+	cleanup_free __u64 *ids = NULL;
+	cleanup_close int lock = -1;
+	size_t n = 0, live = 0;
+	bool force = false, loaded;
+	int err = 0;
+
+	err = cmd_options("unload", argc, argv, opts, cmd_set_flag, &force) ?:
+	      cmd_require_privileges();
+	if (err)
+		return err;
+	loaded = access(NSGUARD_PIN_DIR, F_OK) == 0;
+	if (!loaded && access(NSGUARD_RUN_DIR, F_OK) < 0) {
+		printf("nothing to unload (no %s, no %s)\n", NSGUARD_PIN_DIR, NSGUARD_RUN_DIR);
+		return 0;
+	}
+	/* No hook attaches meanwhile; one waiting now finds nothing and loads anew. */
+	err = guard_lock(&lock);
+	if (err)
+		return err;
+	if (loaded) {
+		err = guard_links_list(NSGUARD_PIN_DIR, &ids, &n);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < n; i++)
+		live += cgroup_id_alive(CGROUP_ROOT, ids[i]);
+	if (live && !force)
+		return nsg_fail(EBUSY,
+				"%zu cgroup%s still guarded (nsguard status lists them): stop those "
+				"containers first, or unload --force to leave them running unguarded",
+				live, live == 1 ? " is" : "s are");
+	/* An upgrade cut short leaves its half in NSGUARD_PIN_DIR-new. */
+	err = guard_remove_dir(NSGUARD_PIN_DIR "-new") ?: guard_remove_dir(NSGUARD_PIN_DIR);
+	if (err)
+		return nsg_fail_context(err, "unload");
+	/* The lock file goes too: whoever holds it next creates a new one. */
+	if (nftw(NSGUARD_RUN_DIR, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == -1 && errno != ENOENT)
+		remove_err = nsg_fail(errno, "cannot walk %s: %s", NSGUARD_RUN_DIR, strerror(errno));
+	if (remove_err)
+		return nsg_fail_context(remove_err, "unload");
+	printf("unloaded: %zu link%s removed (%zu guarding a live cgroup), %s and %s gone\n", n,
+	       n == 1 ? "" : "s", live, NSGUARD_PIN_DIR, NSGUARD_RUN_DIR);
+	return 0;
+}
