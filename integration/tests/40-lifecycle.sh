@@ -225,16 +225,20 @@ case_unload() {
 	CT_OUT=$("$NSGUARD" unload 2>&1)
 	CT_RC=$?
 	want_run "unload while guarded" 1 "*1 cgroup is still guarded*--force*" || return 1
-	[ -e "$CT_PINS/links/$cgid" ] && [ -e "$CT_RECORDS/$id.json" ] ||
-		{ CT_WHY="a refused unload removed the pin or the record"; return 1; }
+	if [ ! -e "$CT_PINS/links/$cgid" ] || [ ! -e "$CT_RECORDS/$id.json" ]; then
+		CT_WHY="a refused unload removed the pin or the record"
+		return 1
+	fi
 	ct_exec "$id" nsg-userns unshare
 	want_run "unshare after the refused unload" 1 "unshare: fail errno=EPERM" || return 1
 	ct_monitor_stop
 	CT_OUT=$("$NSGUARD" unload --force 2>&1)
 	CT_RC=$?
 	want_run "unload --force" 0 "unloaded: * (1 guarding a live cgroup)*" || return 1
-	[ ! -e "$CT_PINS" ] && [ ! -e /run/nsguard ] ||
-		{ CT_WHY="left: $(ls -d "$CT_PINS" /run/nsguard 2>/dev/null | tr '\n' ' ')"; return 1; }
+	local p
+	for p in "$CT_PINS" /run/nsguard; do
+		[ ! -e "$p" ] || { CT_WHY="unload --force left $p"; return 1; }
+	done
 	ct_exec "$id" nsg-userns unshare
 	want_run "unshare after unload --force (unguarded)" 0 "unshare: ok" || return 1
 	CT_OUT=$("$NSGUARD" unload 2>&1)
