@@ -13,6 +13,10 @@
 #include <linux/types.h>
 #include "../bpf/nsguard.h"
 
+/* This build: make's NSGUARD_VERSION, and the commit it was built from. */
+extern const char nsguard_version[];
+extern const char nsguard_commit[];
+
 struct cmd_ctx {
 	const char *config_path; /* --config, or NULL for the default */
 };

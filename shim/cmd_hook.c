@@ -10,6 +10,7 @@
 #include "container.h"
 #include "log.h"
 #include "oci.h"
+#include "outcomes.h"
 #include "policy.h"
 #include "record.h"
 #include "scope.h"
@@ -25,7 +26,7 @@
  * container may be the cause).
  */
 static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
-		      struct nsguard_policy *pol, bool *never_open)
+		      struct nsguard_policy *pol, bool *never_open, enum hook_reason *why)
 {
 	cleanup_free char *init_path = NULL, *path = NULL;
 	struct container_spec spec;
@@ -34,11 +35,14 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	__u32 level = 0;
 	int err = 0;
 
+	*why = HOOK_REASON_PRIVILEGES;
 	err = cmd_require_privileges();
 	if (err)
 		return err;
+	*why = HOOK_REASON_STATE;
 	if (st->pid <= 0)
 		return nsg_fail(EINVAL, "the state of container %s has no pid", st->id);
+	*why = HOOK_REASON_SCOPE;
 	err = cgroup_path_of_pid("/proc", st->pid, &init_path);
 	/* The root cgroup or a path with "..": where the bundle put it. */
 	if (err == -EPERM || err == -EINVAL)
@@ -52,6 +56,7 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	if (err)
 		return err;
 	/* A guard it could detach is no guard: refused, never opened. */
+	*why = HOOK_REASON_HOST_CAPS;
 	if (!cfg->host_caps) {
 		err = scope_host_caps("/proc", st);
 		if (err) {
@@ -59,6 +64,7 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 			return err;
 		}
 	}
+	*why = HOOK_REASON_SHARED_CGROUP;
 	if (!cfg->shared_cgroups) {
 		/* A shared cgroup, or one the check cannot read: never opened either. */
 		err = cgroup_check_sole(CGROUP_ROOT, path, init_path, st->pid, "/proc");
@@ -67,6 +73,7 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 			return err;
 		}
 	}
+	*why = HOOK_REASON_ATTACH;
 	err = userns_level_of_pid("/proc", st->pid, &level);
 	if (err)
 		return err;
@@ -82,13 +89,28 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	return 0;
 }
 
-static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st)
+/*
+ * Counted whatever happens, once nsguard has set /run/nsguard up (not by a
+ * hook without the privileges to write it); a failure to count only warns.
+ */
+static void count_outcome(enum hook_result result, enum hook_reason why)
+{
+	int err = outcomes_add(NSGUARD_OUTCOMES_FILE, result, why);
+
+	if (err < 0 && err != -ENOENT && err != -EACCES) {
+		nsg_warn("warning: counting the hook's outcome: %s", nsg_last_error());
+		nsg_clear_error();
+	}
+}
+
+static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st, enum hook_reason *why)
 {
 	struct nsguard_config cfg;
 	struct nsguard_policy pol = { 0 };
 	bool never_open = false;
 	int err = 0;
 
+	*why = HOOK_REASON_CONFIG;
 	/* Runtimes run hooks in the bundle, which the container's creator writes. */
 	if (ctx->config_path && ctx->config_path[0] != '/')
 		return nsg_fail(EINVAL,
@@ -102,21 +124,25 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st)
 	 * Annotation errors are never opened: otherwise a container could opt
 	 * out of guarding by writing a bad annotation.
 	 */
+	*why = HOOK_REASON_STATE;
 	err = oci_state_merge_bundle_annotations(st);
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
+	*why = HOOK_REASON_ANNOTATION;
 	err = policy_resolve(&cfg, st->annotations, st->n_annotations, &pol);
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
 
-	err = hook_guard(st, &cfg, &pol, &never_open);
+	err = hook_guard(st, &cfg, &pol, &never_open, why);
 	if (err && cfg.fail_open && !never_open) {
 		nsg_warn("warning: fail-mode open, container %s runs unguarded: %s", st->id,
 			 nsg_last_error());
+		count_outcome(HOOK_OPENED, *why);
 		return 0;
 	}
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
+	*why = HOOK_REASON_NONE;
 	return 0;
 }
 
@@ -164,9 +190,20 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 			nsg_warn("warning: %s", nsg_last_error());
 			return 0;
 		}
+		count_outcome(HOOK_REFUSED, HOOK_REASON_STATE);
 		return err;
 	}
-	err = attach ? hook_attach(ctx, &st) : hook_poststop(&st);
+	if (attach) {
+		enum hook_reason why = HOOK_REASON_NONE;
+		bool opened;
+
+		err = hook_attach(ctx, &st, &why);
+		opened = !err && why != HOOK_REASON_NONE;
+		if (!opened)
+			count_outcome(err ? HOOK_REFUSED : HOOK_GUARDED, why);
+	} else {
+		err = hook_poststop(&st);
+	}
 	oci_state_free(&st);
 	return err;
 }

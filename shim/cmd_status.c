@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
@@ -13,6 +14,7 @@
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
+#include "outcomes.h"
 #include "policy.h"
 #include "record.h"
 #include "util.h"
@@ -24,6 +26,7 @@ struct status {
 	enum status_format format;
 	bool json_flag; /* --json given */
 	const char *format_arg; /* --format given */
+	const char *output; /* --output FILE: written whole, then renamed */
 	cJSON *list; /* json */
 	/* prometheus: one entry per record, its identity owned here */
 	struct metrics_container *mc;
@@ -146,6 +149,10 @@ static int status_opt(int opt, const char *arg, void *data)
 	struct status *s = data;
 	enum status_format want;
 
+	if (opt == 'o') {
+		s->output = arg;
+		return 0;
+	}
 	if (opt == 'j') {
 		want = FORMAT_JSON;
 		s->json_flag = true;
@@ -173,14 +180,17 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		{ .name = "format", .arg = "text|json|prometheus", .val = 'f',
 		  .help = "the output format (default text)" },
 		{ .name = "json", .val = 'j', .help = "--format json: 64-bit numbers as strings" },
+		{ .name = "output", .arg = "FILE", .val = 'o',
+		  .help = "write FILE in one rename, not stdout (the textfile collector's)" },
 		{},
 	};
 	struct guard g = GUARD_INIT;
 	struct nsguard_stats stats = { 0 };
 	struct status s = { 0 };
 	cleanup_cjson cJSON *doc = NULL;
-	char *text = NULL;
-	bool json, loaded;
+	unsigned long long outcomes[HOOK_RESULT_COUNT][HOOK_REASON_COUNT];
+	char *text = NULL, abi[GUARD_ABI_LEN], other_why[512] = "", tmp[4096];
+	bool json, loaded, other;
 	int err = 0;
 
 	err = cmd_options("status", argc, argv, opts, status_opt, &s) ?:
@@ -188,11 +198,26 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	if (err)
 		return err;
 
+	if (s.output && s.output[0] != '/')
+		return cmd_usage("status: --output wants an absolute path, got '%s'", s.output);
+	if (s.output) {
+		/* A name the textfile collector ignores (not *.prom), same directory. */
+		if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s.output, (int)getpid()) >=
+		    (int)sizeof(tmp))
+			return nsg_fail(ENAMETOOLONG, "status: --output %s: name too long", s.output);
+		if (!freopen(tmp, "w", stdout))
+			return nsg_fail(errno, "status: %s: %s", tmp, strerror(errno));
+	}
 	err = guard_open(&g, false);
 	loaded = err == 0;
-	if (err && err != -ENOENT)
-		return err;
+	/* Another build's pins: say so (and the records), do not fail. */
+	other = err == -ESTALE;
+	if (other)
+		snprintf(other_why, sizeof(other_why), "%s", nsg_last_error());
+	if (err && err != -ENOENT && !other)
+		goto out;
 	nsg_clear_error();
+	err = 0;
 	if (loaded) {
 		s.g = &g;
 		err = guard_read_stats(&g, &stats);
@@ -204,7 +229,8 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		cleanup_cjson cJSON *list = cJSON_CreateArray();
 
 		doc = cJSON_CreateObject();
-		if (!doc || !list || !cJSON_AddBoolToObject(doc, "loaded", loaded) ||
+		if (!doc || !list || !cJSON_AddBoolToObject(doc, "loaded", loaded || other) ||
+		    !cJSON_AddBoolToObject(doc, "other_build", other) ||
 		    !json_add_u64(doc, "events_dropped", stats.events_dropped) ||
 		    !json_add_u64(doc, "decisions", stats.decisions) ||
 		    !cJSON_AddItemToObject(doc, "containers", list)) {
@@ -219,7 +245,15 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	if (err)
 		goto out;
 	if (s.format == FORMAT_PROMETHEUS) {
-		struct metrics m = { .loaded = loaded, .stats = stats, .c = s.mc, .n = s.n };
+		struct metrics m = { .version = nsguard_version, .commit = nsguard_commit,
+				     .abi = abi, .other_build = other, .outcomes = outcomes,
+				     .loaded = loaded || other, .stats = stats, .c = s.mc,
+				     .n = s.n };
+
+		guard_abi(abi);
+		err = outcomes_read(NSGUARD_OUTCOMES_FILE, outcomes);
+		if (err)
+			goto out;
 
 		/* Only now: ids moved while it grew. */
 		for (size_t i = 0; i < s.n; i++)
@@ -236,6 +270,11 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	} else {
 		if (loaded)
 			printf("program:        loaded (pinned at %s)\n", NSGUARD_PIN_PROG);
+		else if (other)
+			printf("program:        another build's: %s\n"
+			       "                (the next container start, or nsguard upgrade, "
+			       "moves it to this build's; counters are not read)\n",
+			       other_why);
 		else
 			printf("program:        not loaded\n");
 		printf("events dropped: %llu\n", (unsigned long long)stats.events_dropped);
@@ -245,5 +284,13 @@ out:
 	free(text);
 	metrics_free(&s);
 	guard_close(&g);
+	if (s.output) {
+		if (!err && (fflush(stdout) != 0 || ferror(stdout)))
+			err = nsg_fail(errno ?: EIO, "status: writing %s: %s", tmp, strerror(errno ?: EIO));
+		if (!err && rename(tmp, s.output) < 0)
+			err = nsg_fail(errno, "status: %s: %s", s.output, strerror(errno));
+		if (err)
+			unlink(tmp);
+	}
 	return err;
 }

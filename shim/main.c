@@ -8,6 +8,8 @@
 
 #include "cgroup.h"
 #include "cmd.h"
+#include "commit.h"
+#include "guard.h"
 #include "log.h"
 #include "policy.h"
 #include "util.h"
@@ -15,6 +17,9 @@
 #ifndef NSGUARD_VERSION
 #define NSGUARD_VERSION "0.1.0"
 #endif
+
+const char nsguard_version[] = NSGUARD_VERSION;
+const char nsguard_commit[] = NSGUARD_COMMIT;
 
 bool cmd_usage_error;
 
@@ -152,9 +157,14 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case 'V':
-			printf("nsguard %s\n", NSGUARD_VERSION);
+		case 'V': {
+			char abi[GUARD_ABI_LEN];
+
+			guard_abi(abi);
+			printf("nsguard %s (commit %s, ABI %s)\n", nsguard_version, nsguard_commit,
+			       abi);
 			return 0;
+		}
 		case ':':
 			err = cmd_usage("option '%s' needs an argument", argv[optind - 1]);
 			goto out;

@@ -46,6 +46,31 @@ int metrics_write(FILE *out, const struct metrics *m)
 
 	for (i = 0; i < m->n; i++)
 		guarded += m->c[i].attached;
+	family(out, "nsguard_build_info", "gauge",
+	       "The nsguard build this scrape comes from: version, commit, pin ABI.");
+	fprintf(out, "nsguard_build_info{version=\"");
+	metrics_label_value(out, m->version);
+	fprintf(out, "\",commit=\"");
+	metrics_label_value(out, m->commit);
+	fprintf(out, "\",abi=\"");
+	metrics_label_value(out, m->abi);
+	fprintf(out, "\"} 1\n");
+	family(out, "nsguard_pins_other_build", "gauge",
+	       "Whether the pinned program is another nsguard build's (the next container "
+	       "start, or nsguard upgrade, moves it to this build's).");
+	fprintf(out, "nsguard_pins_other_build %d\n", m->other_build ? 1 : 0);
+	family(out, "nsguard_hook_outcomes_total", "counter",
+	       "createRuntime hooks by result (guarded, refused, opened by fail-mode open) and "
+	       "the step that refused or failed, since boot.");
+	for (int r = 0; r < HOOK_RESULT_COUNT; r++)
+		for (int w = 0; w < HOOK_REASON_COUNT; w++) {
+			/* guarded has no reason; refused and opened always one. */
+			if ((r == HOOK_GUARDED) != (w == HOOK_REASON_NONE))
+				continue;
+			fprintf(out, "nsguard_hook_outcomes_total{result=\"%s\",reason=\"%s\"} %llu\n",
+				hook_result_name(r), hook_reason_name(w),
+				m->outcomes ? m->outcomes[r][w] : 0ULL);
+		}
 	family(out, "nsguard_program_loaded", "gauge",
 	       "Whether the nsguard BPF program is loaded (pinned).");
 	fprintf(out, "nsguard_program_loaded %d\n", m->loaded ? 1 : 0);

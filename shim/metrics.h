@@ -12,6 +12,7 @@
 #include <linux/types.h>
 #include "../bpf/nsguard.h"
 #include "identity.h"
+#include "outcomes.h"
 
 struct metrics_container {
 	const char *id;
@@ -22,6 +23,12 @@ struct metrics_container {
 };
 
 struct metrics {
+	/* nsguard_build_info's labels: this binary's. */
+	const char *version, *commit, *abi;
+	/* The pinned program is another build's (the next hook upgrades it). */
+	bool other_build;
+	/* The hooks' outcomes so far (outcomes.h), NULL for none. */
+	const unsigned long long (*outcomes)[HOOK_REASON_COUNT];
 	bool loaded;
 	struct nsguard_stats stats; /* all zero when not loaded */
 	const struct metrics_container *c;

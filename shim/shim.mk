@@ -55,6 +55,15 @@ $(NEXT)/obj:
 # The skeleton is generated: make it before anything that includes it.
 $(BUILD)/obj/guard.o: $(BUILD)/nsguard.skel.h
 $(BUILD)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'
+# The commit --version and the metrics' build_info name: `git describe` of
+# the tree (with -dirty), "unknown" outside a checkout.  Rewritten only when
+# it changes, so only main.o follows it.
+$(BUILD)/obj/main.o $(NEXT)/obj/main.o: $(BUILD)/commit.h
+.PHONY: commit-h
+$(BUILD)/commit.h: commit-h | $(BUILD)
+	$(Q)c=$$(git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null || echo unknown); \
+	line="#define NSGUARD_COMMIT \"$$c\""; \
+	[ "$$(cat $@ 2>/dev/null)" = "$$line" ] || echo "$$line" >$@
 
 $(BUILD)/obj:
 	$(Q)mkdir -p $@

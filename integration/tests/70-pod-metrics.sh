@@ -151,11 +151,11 @@ ct_case pod/hostile-values case_hostile
 
 # ---------------------------------------------------------------- prometheus
 
-# prom_write DIR: the recipe of examples/prometheus.md (atomic: a temporary
-# name the collector ignores, then rename).
+# prom_write DIR: what nsguard-metrics.service runs (--output: a temporary
+# name the collector ignores, then rename); nothing else left in DIR.
 prom_write() {
-	"$NSGUARD" status --format prometheus >"$1/nsguard.prom.$$" &&
-		mv "$1/nsguard.prom.$$" "$1/nsguard.prom"
+	"$NSGUARD" status --format prometheus --output "$1/nsguard.prom" &&
+		[ "$(ls "$1")" = nsguard.prom ]
 }
 
 # scrape PORT: node_exporter's /metrics, waiting up to 30 s for it.
@@ -214,3 +214,57 @@ case_prometheus() {
 	return $rc
 }
 ct_case prometheus/node-exporter-textfile case_prometheus
+
+# outcome RESULT REASON: that counter of nsguard_hook_outcomes_total now.
+outcome() {
+	"$NSGUARD" status --format prometheus |
+		awk -v l="{result=\"$1\",reason=\"$2\"}" '$1 == "nsguard_hook_outcomes_total" l { print $2 }'
+}
+
+# --- What an operator alerts on (#31 item 5): the hooks' outcomes, counted
+# across hook processes by result and the step that refused; build_info
+# naming this binary as --version does; and, with another build's pins,
+# status still answering, with a gauge that says so.  promtool (Debian's
+# prometheus package) checks the exposition.
+case_outcomes() {
+	local g0 h0 a0 ver commit abi m
+	g0=$(outcome guarded none) h0=$(outcome refused host-capabilities) a0=$(outcome refused annotation)
+	if [ -z "$g0" ] || [ -z "$h0" ] || [ -z "$a0" ]; then
+		CT_WHY="no outcome counters: '$g0' '$h0' '$a0'"
+		return 1
+	fi
+	start_guarded "out-ok-$S" --mode deny || return 1
+	ct_bundle "out-caps-$S" --hostcaps -- true || return 1
+	ct_run "out-caps-$S"
+	[ "$CT_RC" != 0 ] || { CT_WHY="a container with host capabilities started"; return 1; }
+	ct_bundle "out-ann-$S" --mode learn -- true || return 1
+	ct_run "out-ann-$S"
+	[ "$CT_RC" != 0 ] || { CT_WHY="learn mode started without the admin allowing it"; return 1; }
+	want_eq "guarded, refused host-capabilities, refused annotation" \
+		"$(outcome guarded none) $(outcome refused host-capabilities) $(outcome refused annotation)" \
+		"$((g0 + 1)) $((h0 + 1)) $((a0 + 1))" || return 1
+	read -r ver commit abi < <("$NSGUARD" --version | sed -E 's/^nsguard ([^ ]+) \(commit ([^,]+), ABI ([0-9a-f]+)\)$/\1 \2 \3/')
+	m=$("$NSGUARD" status --format prometheus) || { CT_WHY="status --format prometheus failed"; return 1; }
+	grep -qxF "nsguard_build_info{version=\"$ver\",commit=\"$commit\",abi=\"$abi\"} 1" <<<"$m" ||
+		{ CT_WHY="build_info: $(grep '^nsguard_build_info' <<<"$m"), want $ver $commit $abi"; return 1; }
+	grep -qx 'nsguard_pins_other_build 0' <<<"$m" || { CT_WHY="other_build not 0 for this build"; return 1; }
+	if command -v promtool >/dev/null; then
+		CT_OUT=$(promtool check metrics <<<"$m" 2>&1)
+		want_eq "promtool check metrics: $CT_OUT" "$?" 0 || return 1
+	else
+		CT_WHY="promtool missing (Debian's prometheus, integration/deps)"
+		return 1
+	fi
+	# Another build's view: status answers, and says so.
+	m=$("$NEXT" status --format prometheus 2>&1)
+	want_eq "nsguard-next status --format prometheus: exit" "$?" 0 || return 1
+	grep -qx 'nsguard_pins_other_build 1' <<<"$m" ||
+		{ CT_WHY="nsguard-next: $(grep '^nsguard_pins_other_build' <<<"$m")"; return 1; }
+	grep -q "^nsguard_userns_decisions_total{id=\"out-ok-$S\"" <<<"$m" ||
+		{ CT_WHY="nsguard-next does not list out-ok-$S"; return 1; }
+	CT_OUT=$("$NEXT" status 2>&1)
+	CT_RC=$?
+	want_run "nsguard-next status" 0 "program:        another build's:*"
+}
+NEXT=${NSGUARD_NEXT_BIN:-$(dirname "$NSGUARD")/nsguard-next}
+ct_case prometheus/hook-outcomes-build-info case_outcomes

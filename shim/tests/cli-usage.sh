@@ -37,10 +37,19 @@ want() {
 
 mapfile -t cmds < <("$NSGUARD" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p')
 rc=0 err="commands: ${cmds[*]}"
-for c in hook attach detach status monitor gc check explain load upgrade suggest; do
+for c in hook attach detach status monitor gc check explain load upgrade unload suggest; do
 	[[ " ${cmds[*]} " == *" $c "* ]] || rc=1
 done
 want commands-listed 0
+
+# --version: version, the commit built and the pins' ABI (what build_info
+# and a pin marker show), without privileges.
+run nobody "$NSGUARD" --version
+if [ "$rc" = 0 ] && [[ $out =~ ^nsguard\ [0-9][^\ ]*\ \(commit\ ([0-9a-f]{7,}(-dirty)?|unknown),\ ABI\ [0-9a-f]{16}\)$ ]]; then
+	pass cli/version
+else
+	fail cli/version "want 'nsguard V (commit C, ABI A)'; got $rc: $out $err"
+fi
 
 for c in "${cmds[@]}"; do
 	run "$NSGUARD" "$c" --help

@@ -113,5 +113,6 @@ void suite_container(void);
 void suite_fileio(void);
 void suite_identity(void);
 void suite_spec(void);
+void suite_outcomes(void);
 
 #endif

@@ -192,13 +192,30 @@ static void t_metrics(void)
 			   .events_dropped = 4 } },
 		{ .id = "b", .mode = "audit", .attached = false },
 	};
-	struct metrics m = { .loaded = true, .stats = { .events_dropped = 4, .decisions = 9 },
-			     .c = c, .n = 2 };
-	char *s = capture(write_all, &m);
+	unsigned long long out[HOOK_RESULT_COUNT][HOOK_REASON_COUNT] = { 0 };
+	struct metrics m = { .version = "1.2", .commit = "abc-dirty", .abi = "00ff",
+			     .other_build = true, .outcomes = out, .loaded = true,
+			     .stats = { .events_dropped = 4, .decisions = 9 }, .c = c, .n = 2 };
+	char *s;
+
+	out[HOOK_GUARDED][HOOK_REASON_NONE] = 7;
+	out[HOOK_REFUSED][HOOK_REASON_HOST_CAPS] = 2;
+	s = capture(write_all, &m);
 
 	ASSERT_TRUE(s != NULL);
 	ASSERT_SUBSTR("# TYPE nsguard_program_loaded gauge\nnsguard_program_loaded 1\n", s);
 	ASSERT_SUBSTR("nsguard_guarded_containers 1\n", s);
+	ASSERT_SUBSTR("# TYPE nsguard_build_info gauge\n"
+		      "nsguard_build_info{version=\"1.2\",commit=\"abc-dirty\",abi=\"00ff\"} 1\n", s);
+	ASSERT_SUBSTR("nsguard_pins_other_build 1\n", s);
+	ASSERT_SUBSTR("# TYPE nsguard_hook_outcomes_total counter\n", s);
+	ASSERT_SUBSTR("nsguard_hook_outcomes_total{result=\"guarded\",reason=\"none\"} 7\n", s);
+	ASSERT_SUBSTR("nsguard_hook_outcomes_total{result=\"refused\",reason=\"host-capabilities\"} 2\n",
+		      s);
+	ASSERT_SUBSTR("nsguard_hook_outcomes_total{result=\"opened\",reason=\"scope\"} 0\n", s);
+	/* guarded has no reason but none, refused and opened never none. */
+	ASSERT_TRUE(strstr(s, "result=\"guarded\",reason=\"scope\"") == NULL);
+	ASSERT_TRUE(strstr(s, "result=\"refused\",reason=\"none\"") == NULL);
 	ASSERT_SUBSTR("# TYPE nsguard_decisions_total counter\nnsguard_decisions_total 9\n", s);
 	ASSERT_SUBSTR("nsguard_events_dropped_total 4\n", s);
 	ASSERT_SUBSTR("nsguard_userns_decisions_total{id=\"a\",pod=\"web-0\",namespace=\"sh\\\"op\","

@@ -119,6 +119,7 @@ static const struct {
 	{ "fileio", suite_fileio },
 	{ "identity", suite_identity },
 	{ "spec", suite_spec },
+	{ "outcomes", suite_outcomes },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The hooks' outcomes, counted across processes (outcomes.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "log.h"
+#include "outcomes.h"
+#include "util.h"
+
+static const char *const result_names[HOOK_RESULT_COUNT] = {
+	[HOOK_GUARDED] = "guarded",
+	[HOOK_REFUSED] = "refused",
+	[HOOK_OPENED] = "opened",
+};
+
+static const char *const reason_names[HOOK_REASON_COUNT] = {
+	[HOOK_REASON_NONE] = "none",
+	[HOOK_REASON_PRIVILEGES] = "privileges",
+	[HOOK_REASON_STATE] = "state",
+	[HOOK_REASON_CONFIG] = "config",
+	[HOOK_REASON_ANNOTATION] = "annotation",
+	[HOOK_REASON_SCOPE] = "scope",
+	[HOOK_REASON_HOST_CAPS] = "host-capabilities",
+	[HOOK_REASON_SHARED_CGROUP] = "shared-cgroup",
+	[HOOK_REASON_ATTACH] = "attach",
+};
+
+const char *hook_result_name(enum hook_result r)
+{
+	return (unsigned)r < HOOK_RESULT_COUNT ? result_names[r] : "?";
+}
+
+const char *hook_reason_name(enum hook_reason r)
+{
+	return (unsigned)r < HOOK_REASON_COUNT ? reason_names[r] : "?";
+}
+
+static int index_of(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* The counts in the text; lines nsguard did not write are skipped. */
+static void parse(const char *text, unsigned long long c[HOOK_RESULT_COUNT][HOOK_REASON_COUNT])
+{
+	char res[32], why[32];
+	unsigned long long v;
+	int used = 0;
+
+	memset(c, 0, sizeof(unsigned long long) * HOOK_RESULT_COUNT * HOOK_REASON_COUNT);
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		int r, w;
+
+		if (sscanf(p, "%31s %31s %llu%n", res, why, &v, &used) != 3)
+			continue;
+		r = index_of(result_names, HOOK_RESULT_COUNT, res);
+		w = index_of(reason_names, HOOK_REASON_COUNT, why);
+		if (r >= 0 && w >= 0)
+			c[r][w] = v;
+	}
+}
+
+/* Read all of fd (at offset 0) into *text, malloc'd and NUL-terminated. */
+static int slurp(int fd, char **text)
+{
+	size_t len = 0;
+
+	return read_capped(fd, 1 << 16, text, &len);
+}
+
+int outcomes_read(const char *path,
+		  unsigned long long counts[HOOK_RESULT_COUNT][HOOK_REASON_COUNT])
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+	cleanup_free char *text = NULL;
+	int err;
+
+	parse("", counts);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : nsg_fail(errno, "%s: %s", path, strerror(errno));
+	/* A writer holds the lock only while it rewrites the file. */
+	if (flock(fd, LOCK_SH) < 0)
+		return nsg_fail(errno, "%s: flock: %s", path, strerror(errno));
+	err = slurp(fd, &text);
+	if (err)
+		return nsg_fail(-err, "%s: %s", path, strerror(-err));
+	parse(text, counts);
+	return 0;
+}
+
+int outcomes_add(const char *path, enum hook_result result, enum hook_reason reason)
+{
+	unsigned long long c[HOOK_RESULT_COUNT][HOOK_REASON_COUNT];
+	cleanup_free char *text = NULL;
+	cleanup_close int fd = -1;
+	char out[4096];
+	size_t len = 0;
+	int err;
+
+	if ((unsigned)result >= HOOK_RESULT_COUNT || (unsigned)reason >= HOOK_REASON_COUNT)
+		return nsg_fail(EINVAL, "no such hook outcome");
+	/* Not made here: a directory nsguard has not set up is not counted in. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && (errno == ENOENT || errno == EACCES))
+		return -errno;
+	if (fd < 0)
+		return nsg_fail(errno, "%s: %s", path, strerror(errno));
+	if (flock(fd, LOCK_EX) < 0)
+		return nsg_fail(errno, "%s: flock: %s", path, strerror(errno));
+	err = slurp(fd, &text);
+	if (err)
+		return nsg_fail(-err, "%s: %s", path, strerror(-err));
+	parse(text, c);
+	c[result][reason]++;
+	for (int r = 0; r < HOOK_RESULT_COUNT; r++)
+		for (int w = 0; w < HOOK_REASON_COUNT; w++)
+			if (c[r][w])
+				len += snprintf(out + len, sizeof(out) - len, "%s %s %llu\n",
+						result_names[r], reason_names[w], c[r][w]);
+	/* Rewritten in place under the lock: readers take it shared. */
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, out, len, 0) != (ssize_t)len)
+		return nsg_fail(errno ?: EIO, "%s: %s", path, strerror(errno ?: EIO));
+	return 0;
+}
