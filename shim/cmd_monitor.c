@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <bpf/libbpf.h>
 #include <cjson/cJSON.h>
 
@@ -95,6 +96,17 @@ static const struct idmap *ids_lookup(struct monitor *m, __u64 cgroup_id)
 	for (size_t i = 0; i < m->n_ids; i++)
 		if (m->ids[i].cgroup_id == cgroup_id)
 			return &m->ids[i];
+	/* A container gone since (poststop, gc): its retired record names it. */
+	{
+		struct nsguard_record rec = { 0 };
+		int err = record_read_gone(NSGUARD_RECORD_DIR, cgroup_id, &rec);
+
+		if (err == 0)
+			err = ids_add(&rec, m);
+		record_free(&rec);
+		if (err == 0)
+			return &m->ids[m->n_ids - 1];
+	}
 	m->last_miss = cgroup_id;
 	m->last_miss_at = now;
 	return NULL;
@@ -148,6 +160,21 @@ static bool wanted(const struct monitor *m, const struct idmap *c)
 	return true;
 }
 
+/* 1: the keys of nsguard(8), MONITOR; schema and node added (#31). */
+#define NSGUARD_EVENT_SCHEMA 1
+
+/* This host's name (uname), which a collector of many nodes' events needs. */
+static const char *node_name(void)
+{
+	static struct utsname u;
+	static bool done;
+
+	if (!done && uname(&u) < 0)
+		u.nodename[0] = '\0';
+	done = true;
+	return u.nodename;
+}
+
 static void print_json(const struct nsguard_event *e, const char *time, const struct idmap *c,
 		       const char *comm, const char *errname)
 {
@@ -156,6 +183,9 @@ static void print_json(const struct nsguard_event *e, const char *time, const st
 
 	if (!o)
 		return;
+	/* The event format's version: a key's meaning never changes within one. */
+	cJSON_AddNumberToObject(o, "schema", NSGUARD_EVENT_SCHEMA);
+	cJSON_AddStringToObject(o, "node", node_name());
 	cJSON_AddStringToObject(o, "time", time);
 	json_add_string_or_null(o, "id", c ? c->id : NULL);
 	for (int f = 0; f < IDENT_COUNT; f++)

@@ -354,8 +354,9 @@ static int unguard_locked(const struct container_env *env, const char *id, bool 
 	if (err)
 		nsg_warn("warning: %s; detaching anyway", nsg_last_error());
 	err = env->detach(rec.cgroup_id);
+	/* Retired, not removed: an event read later still names it. */
 	if (!err)
-		err = record_remove(env->record_dir, id, rec.cgroup_id);
+		err = record_retire(env->record_dir, id, rec.cgroup_id);
 out:
 	record_free(&rec);
 	return err;
@@ -443,7 +444,7 @@ static int gc_record(const struct nsguard_record *rec, void *data)
 		nsg_warn("gc: %s", nsg_last_error());
 	err = gc->env->detach(rec->cgroup_id);
 	if (!err)
-		err = record_remove(gc->env->record_dir, rec->id, rec->cgroup_id);
+		err = record_retire(gc->env->record_dir, rec->id, rec->cgroup_id);
 	if (err) {
 		nsg_warn("gc: container %s: %s", rec->id, nsg_last_error());
 		gc->failed = err;
@@ -511,6 +512,10 @@ int container_gc(const struct container_env *env,
 		err = gc_links(&gc);
 	if (!err && record_index_sweep(env->record_dir) < 0)
 		nsg_warn("gc: cannot sweep %s/by-cgroup-id", env->record_dir);
+	if (!err && record_gone_sweep(env->record_dir, NSGUARD_GONE_KEEP_SECS) < 0) {
+		nsg_warn("gc: %s", nsg_last_error());
+		nsg_clear_error();
+	}
 	free(gc.kept);
 	if (!err && gc.failed)
 		err = nsg_fail(-gc.failed, "gc: some entries could not be removed (see above)");

@@ -26,6 +26,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
@@ -414,6 +415,96 @@ int record_remove(const char *dir, const char *id, __u64 cgroup_id)
 	}
 	index_drop_orphan(dir, cgroup_id);
 	return fsync_dir(dir);
+}
+
+/* dir's sibling for retired records: DIR/../gone (made on demand). */
+static char *gone_dir(const char *dir)
+{
+	const char *slash = strrchr(dir, '/');
+	char *g = NULL;
+
+	if (asprintf(&g, "%.*sgone", slash ? (int)(slash - dir + 1) : 0, dir) < 0)
+		return NULL;
+	return g;
+}
+
+static char *gone_path(const char *dir, __u64 cgroup_id)
+{
+	cleanup_free char *g = gone_dir(dir);
+	char *p = NULL;
+
+	if (!g || asprintf(&p, "%s/%llu.json", g, (unsigned long long)cgroup_id) < 0)
+		return NULL;
+	return p;
+}
+
+int record_retire(const char *dir, const char *id, __u64 cgroup_id)
+{
+	cleanup_free char *path = NULL, *g = gone_dir(dir), *to = gone_path(dir, cgroup_id);
+	int err = 0;
+
+	if (!g || !to)
+		return nsg_fail(ENOMEM, "out of memory");
+	err = record_path(dir, id, &path);
+	if (err < 0)
+		return err;
+	/* Naming the container's late events is worth less than removing it. */
+	if (mkdir_p(g, 0700) == 0 && rename(path, to) == 0) {
+		cleanup_free char *entry = index_entry(dir, cgroup_id, false);
+		struct stat a, b;
+
+		utimensat(AT_FDCWD, to, NULL, 0); /* retired now, for the sweep */
+		/* The index entry is the record's second name: it goes with it. */
+		if (entry && lstat(entry, &a) == 0 && lstat(to, &b) == 0 && same_file(&a, &b))
+			unlink(entry);
+		return fsync_dir(dir);
+	}
+	return record_remove(dir, id, cgroup_id);
+}
+
+int record_read_gone(const char *dir, __u64 cgroup_id, struct nsguard_record *rec)
+{
+	cleanup_free char *path = gone_path(dir, cgroup_id);
+	cleanup_close int fd = -1;
+	int err;
+
+	memset(rec, 0, sizeof(*rec));
+	if (!path)
+		return -ENOMEM;
+	fd = open_record(path);
+	if (fd < 0)
+		return -errno;
+	err = read_record_fd(fd, path, rec);
+	if (err == 0 && rec->cgroup_id != cgroup_id) {
+		record_free(rec);
+		err = -EINVAL;
+	}
+	return err;
+}
+
+int record_gone_sweep(const char *dir, time_t keep_secs)
+{
+	cleanup_free char *g = gone_dir(dir);
+	cleanup_closedir DIR *d = NULL;
+	time_t now = time(NULL);
+	struct dirent *e;
+	struct stat st;
+	int dfd;
+
+	if (!g)
+		return nsg_fail(ENOMEM, "out of memory");
+	d = opendir(g);
+	if (!d)
+		return errno == ENOENT ? 0 : nsg_fail(errno, "%s: %s", g, strerror(errno));
+	dfd = dirfd(d);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    now - st.st_mtime >= keep_secs)
+			unlinkat(dfd, e->d_name, 0);
+	}
+	return 0;
 }
 
 void record_index_forget(const char *dir, __u64 cgroup_id)

@@ -4,6 +4,7 @@
 #define NSGUARD_RECORD_H
 
 #include <stdbool.h>
+#include <time.h>
 #include <linux/types.h>
 #include "../bpf/nsguard.h"
 #include "identity.h"
@@ -32,6 +33,20 @@ int record_read_cgroup(const char *dir, __u64 cgroup_id, struct nsguard_record *
  * for cgroup_id unless that names another record. */
 int record_remove(const char *dir, const char *id, __u64 cgroup_id);
 /* A record rewritten for another cgroup: drop the old cgroup's entry. */
+/*
+ * record_remove, but the record moves to DIR/../gone/<cgroup id>.json, so
+ * that an event read after the container is gone still names it (monitor);
+ * the sweep removes it NSGUARD_GONE_KEEP_SECS later (gc).  Falls back to
+ * removing it outright.
+ */
+int record_retire(const char *dir, const char *id, __u64 cgroup_id);
+/* The retired record of cgroup_id: 0, or -errno (no message). */
+int record_read_gone(const char *dir, __u64 cgroup_id, struct nsguard_record *rec);
+/* Remove the retired records older than keep_secs. */
+int record_gone_sweep(const char *dir, time_t keep_secs);
+/* How long a retired record names late events, at least: ten minutes. */
+#define NSGUARD_GONE_KEEP_SECS 600
+
 void record_index_forget(const char *dir, __u64 cgroup_id);
 /* gc: give rec an index entry if it lacks one (0 or -errno, no message);
  * remove the entries whose record is gone (the number removed, or -errno). */

@@ -251,3 +251,28 @@ case_unload() {
 	want_run "unshare in a container started after unload" 1 "unshare: fail errno=EPERM"
 }
 ct_case lifecycle/unload case_unload
+
+# --- Events read late still name their container (#31 item 4): with no
+# reader running, an audit container creates a user namespace and exits
+# (its poststop retires the record); a minute later, after a gc, the event
+# read from the ring buffer names it, with the schema version and the node.
+case_late_named() {
+	local id=late-$S ev
+	ct_monitor_stop
+	ct_bundle "$id" --mode audit -- nsg-userns unshare || return 1
+	# Not ct_run: it starts the suite's monitor again, which would read the event.
+	CT_IDS+=("$id")
+	CT_OUT=$(timeout "$CT_TIMEOUT" "$CRUN" --root "$CT_RUNROOT" run --bundle "$CT_WORK/b/$id" "$id" \
+		</dev/null 2>&1)
+	CT_RC=$?
+	want_run "crun run (audit)" 0 "unshare: ok" || return 1
+	[ ! -e "$CT_RECORDS/$id.json" ] || { CT_WHY="the record outlived poststop"; return 1; }
+	sleep 60
+	"$NSGUARD" gc >/dev/null 2>&1
+	ev=$(timeout 20 "$NSGUARD" monitor --json --count 1 --id "$id" 2>&1)
+	# shellcheck disable=SC2016 # jq's
+	want_eq "the late event" "$("$JQ" -r '"\(.schema) \(.node) \(.id) \(.decision)"' <<<"$ev" 2>&1)" \
+		"1 $(uname -n) $id audit" || return 1
+	ct_monitor_ensure
+}
+ct_case monitor/late-event-named case_late_named

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -399,6 +400,33 @@ static void t_index(void)
 	ASSERT_EQ(0, record_index_sweep(recdir));
 }
 
+/* Retired: gone from the records and the index, readable by cgroup id. */
+static void t_retire(void)
+{
+	struct nsguard_record r = sample("web", 77), got = { 0 };
+	char gone[192], path[256];
+	struct stat st;
+
+	ASSERT_OK(record_write(recdir, &r));
+	ASSERT_OK(record_retire(recdir, "web", 77));
+	ASSERT_EQ(-ENOENT, record_read(recdir, "web", &got));
+	ASSERT_EQ(-ENOENT, record_read_cgroup(recdir, 77, &got));
+	ASSERT_EQ(0, index_entries());
+	ASSERT_OK(record_read_gone(recdir, 77, &got));
+	ASSERT_STREQ("web", got.id);
+	record_free(&got);
+	ASSERT_EQ(-ENOENT, record_read_gone(recdir, 78, &got));
+	/* Kept for the keep time, then swept. */
+	snprintf(gone, sizeof(gone), "%s/run/gone", tmpdir);
+	snprintf(path, sizeof(path), "%s/77.json", gone);
+	ASSERT_OK(record_gone_sweep(recdir, NSGUARD_GONE_KEEP_SECS));
+	ASSERT_TRUE(stat(path, &st) == 0);
+	ASSERT_OK(record_gone_sweep(recdir, 0));
+	ASSERT_TRUE(stat(path, &st) < 0);
+	/* Nothing retired yet: nothing to sweep. */
+	ASSERT_OK(record_gone_sweep("/nonexistent/containers", 0));
+}
+
 #define RECORD_CASE(name, fn)                                                           \
 	do {                                                                            \
 		setup();                                                                \
@@ -412,6 +440,7 @@ void suite_record(void)
 	RECORD_CASE("roundtrip-extremes", t_roundtrip_extremes);
 	RECORD_CASE("overwrite", t_overwrite);
 	RECORD_CASE("remove", t_remove);
+	RECORD_CASE("retire", t_retire);
 	RECORD_CASE("index", t_index);
 	RECORD_CASE("bad-ids", t_bad_ids);
 	RECORD_CASE("longest-id", t_longest_id);
