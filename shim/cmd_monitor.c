@@ -20,6 +20,7 @@
 #include "policy.h"
 #include "record.h"
 #include "util.h"
+#include "evlog.h"
 
 static volatile sig_atomic_t stop;
 
@@ -43,6 +44,8 @@ struct monitor {
 	size_t n_ids, cap_ids;
 	__u64 last_miss; /* cgroup id that had no record at the last reload */
 	time_t last_miss_at;
+	struct evlog log; /* the collector's log, or the one followed */
+	bool logging; /* collector: events go to the log too */
 };
 
 static void ids_free(struct monitor *m)
@@ -147,19 +150,6 @@ static const char *reason_name(__u32 r)
 	return r < ARRAY_SIZE(names) && names[r] ? names[r] : "unknown";
 }
 
-/* Whether the event of container c (NULL: no record) passes the filters. */
-static bool wanted(const struct monitor *m, const struct idmap *c)
-{
-	const char *const want[] = { m->want_id, m->want_pod, m->want_namespace };
-	const char *const have[] = { c ? c->id : NULL, c ? c->identity.v[IDENT_POD] : NULL,
-				     c ? c->identity.v[IDENT_NAMESPACE] : NULL };
-
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
-		if (want[i] && (!have[i] || strcmp(want[i], have[i]) != 0))
-			return false;
-	return true;
-}
-
 /* 1: the keys of nsguard(8), MONITOR; schema and node added (#31). */
 #define NSGUARD_EVENT_SCHEMA 1
 
@@ -175,14 +165,29 @@ static const char *node_name(void)
 	return u.nodename;
 }
 
-static void print_json(const struct nsguard_event *e, const char *time, const struct idmap *c,
-		       const char *comm, const char *errname)
+/* The event, named from its container's record: what every reader prints. */
+static cJSON *event_json(struct monitor *m, const struct nsguard_event *e)
 {
-	cleanup_cjson cJSON *o = cJSON_CreateObject();
-	cleanup_free char *text = NULL;
+	char time[80], comm[NSGUARD_COMM_LEN * 4 + 1], numerr[16];
+	const struct idmap *c = ids_lookup(m, e->cgroup_id);
+	const char *errname = NULL;
+	cJSON *o = cJSON_CreateObject();
+	size_t i;
 
 	if (!o)
-		return;
+		return NULL;
+	format_time(e->ts_boot_ns, time, sizeof(time));
+	/* comm is chosen by the container: never let it forge fields or lines. */
+	for (i = 0; i < NSGUARD_COMM_LEN && e->comm[i]; i++)
+		comm[i] = (e->comm[i] > ' ' && e->comm[i] < 0x7f && e->comm[i] != '=') ? e->comm[i] : '?';
+	comm[i] = '\0';
+	if (e->decision == NSGUARD_DECISION_DENY) {
+		errname = policy_errno_name(e->err);
+		if (!errname) {
+			snprintf(numerr, sizeof(numerr), "%u", e->err);
+			errname = numerr;
+		}
+	}
 	/* The event format's version: a key's meaning never changes within one. */
 	cJSON_AddNumberToObject(o, "schema", NSGUARD_EVENT_SCHEMA);
 	cJSON_AddStringToObject(o, "node", node_name());
@@ -203,54 +208,92 @@ static void print_json(const struct nsguard_event *e, const char *time, const st
 	cJSON_AddStringToObject(o, "reason", reason_name(e->reason));
 	cJSON_AddStringToObject(o, "mode", policy_mode_name(e->mode));
 	json_add_string_or_null(o, "errno", errname);
-	text = cJSON_PrintUnformatted(o);
-	if (text)
-		printf("%s\n", text);
+	return o;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double num_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* Whether an event passes the filters (an unnamed one matches none). */
+static bool wanted(const struct monitor *m, const cJSON *o)
+{
+	const char *const want[] = { m->want_id, m->want_pod, m->want_namespace };
+	const char *const have[] = { str_of(o, "id"), str_of(o, identity_name(IDENT_POD)),
+				     str_of(o, identity_name(IDENT_NAMESPACE)) };
+
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (want[i] && (!have[i] || strcmp(want[i], have[i]) != 0))
+			return false;
+	return true;
+}
+
+/* Print one event, as JSON or as the human line, if the filters want it. */
+static void emit(struct monitor *m, cJSON *o)
+{
+	cleanup_free char *text = NULL;
+
+	if (!wanted(m, o))
+		return; /* consumed, not printed, not counted */
+	if (m->json) {
+		text = cJSON_PrintUnformatted(o);
+		if (text)
+			printf("%s\n", text);
+	} else {
+		printf("%s %s id=%s", str_of(o, "time") ?: "?", str_of(o, "decision") ?: "?",
+		       str_of(o, "id") ?: "-");
+		/* Only what the record has: lines of containers outside a pod stay as they were. */
+		for (int f = 0; f < IDENT_COUNT; f++)
+			if (str_of(o, identity_name(f)))
+				printf(" %s=%s", identity_name(f), str_of(o, identity_name(f)));
+		printf(" cgroup=%s pid=%.0f tid=%.0f comm=%s uid=%.0f gid=%.0f level=%.0f depth=%.0f "
+		       "reason=%s errno=%s\n",
+		       str_of(o, "cgroup_id") ?: "?", num_of(o, "pid"), num_of(o, "tid"),
+		       str_of(o, "comm") ?: "?", num_of(o, "uid"), num_of(o, "gid"),
+		       num_of(o, "level"), num_of(o, "depth"), str_of(o, "reason") ?: "?",
+		       str_of(o, "errno") ?: "-");
+	}
+	fflush(stdout);
+	m->seen++;
+}
+
+static void emit_dropped(struct monitor *m, unsigned long long n)
+{
+	if (m->json)
+		printf("{\"dropped\":\"%llu\"}\n", n); /* 64-bit: a string, as elsewhere */
+	else
+		printf("dropped %llu events\n", n);
+	fflush(stdout);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct monitor *m = ctx;
-	const struct nsguard_event *e = data;
-	char time[80], comm[NSGUARD_COMM_LEN * 4 + 1], numerr[16];
-	const struct idmap *c;
-	const char *errname = NULL;
-	size_t i;
+	cleanup_cjson cJSON *o = NULL;
 
-	if (size < sizeof(*e))
+	if (size < sizeof(struct nsguard_event))
 		return 0;
 	if (m->count && m->seen >= m->count)
 		return -ECANCELED;
-	c = ids_lookup(m, e->cgroup_id);
-	if (!wanted(m, c))
-		return 0; /* consumed, not printed, not counted */
-	format_time(e->ts_boot_ns, time, sizeof(time));
-	/* comm is chosen by the container: never let it forge fields or lines. */
-	for (i = 0; i < NSGUARD_COMM_LEN && e->comm[i]; i++)
-		comm[i] = (e->comm[i] > ' ' && e->comm[i] < 0x7f && e->comm[i] != '=') ? e->comm[i] : '?';
-	comm[i] = '\0';
-	if (e->decision == NSGUARD_DECISION_DENY) {
-		errname = policy_errno_name(e->err);
-		if (!errname) {
-			snprintf(numerr, sizeof(numerr), "%u", e->err);
-			errname = numerr;
-		}
+	o = event_json(m, data);
+	if (!o)
+		return -ENOMEM;
+	/* Every event to the log, for the other readers, whatever our filters. */
+	if (m->logging && evlog_append(&m->log, o) < 0) {
+		nsg_warn("warning: monitor: %s; the other readers miss events", nsg_last_error());
+		nsg_clear_error();
 	}
-	if (m->json) {
-		print_json(e, time, c, comm, errname);
-	} else {
-		printf("%s %s id=%s", time, decision_name(e->decision), c ? c->id : "-");
-		/* Only what the record has: lines of containers outside a pod stay as they were. */
-		for (int f = 0; c && f < IDENT_COUNT; f++)
-			if (c->identity.v[f])
-				printf(" %s=%s", identity_name(f), c->identity.v[f]);
-		printf(" cgroup=%llu pid=%u tid=%u comm=%s uid=%u gid=%u level=%u depth=%u "
-		       "reason=%s errno=%s\n",
-		       (unsigned long long)e->cgroup_id, e->pid, e->tid, comm, e->uid, e->gid,
-		       e->level, e->depth, reason_name(e->reason), errname ?: "-");
-	}
-	fflush(stdout);
-	m->seen++;
+	emit(m, o);
 	/* Stop consuming: events past --count stay for the next reader. */
 	return m->count && m->seen >= m->count ? -ECANCELED : 0;
 }
@@ -263,14 +306,8 @@ static void report_drops(struct monitor *m, struct guard *g, __u64 *last)
 		nsg_clear_error();
 		return;
 	}
-	if (st.events_dropped > *last) {
-		if (m->json)
-			printf("{\"dropped\":\"%llu\"}\n", /* 64-bit: a string, as elsewhere */
-			       (unsigned long long)(st.events_dropped - *last));
-		else
-			printf("dropped %llu events\n", (unsigned long long)(st.events_dropped - *last));
-		fflush(stdout);
-	}
+	if (st.events_dropped > *last)
+		emit_dropped(m, st.events_dropped - *last);
 	*last = st.events_dropped;
 }
 
@@ -302,52 +339,35 @@ static int monitor_opt(int opt, const char *arg, void *data)
 	return 0;
 }
 
-int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
+/* The collector: the ring buffer, every event to the log and our output. */
+static int collect(struct monitor *m)
 {
-	static const struct cmd_option opts[] = {
-		{ .name = "json", .val = 'j', .help = "one JSON object per line" },
-		{ .name = "count", .arg = "N", .val = 'n', .help = "stop after N printed events" },
-		{ .name = "id", .arg = "ID", .val = 'i', .help = "only the events of this container" },
-		{ .name = "pod", .arg = "NAME", .val = 'p', .help = "only the events of this pod" },
-		{ .name = "namespace", .arg = "NS", .val = 'N',
-		  .help = "only the events of this Kubernetes namespace" },
-		{},
-	};
-	struct monitor m = { 0 };
 	struct guard g = GUARD_INIT;
 	struct ring_buffer *rb = NULL;
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct nsguard_stats st = { 0 };
 	__u64 dropped = 0;
 	ino_t pin;
 	int err = 0;
 
-	err = cmd_options("monitor", argc, argv, opts, monitor_opt, &m) ?:
-	      cmd_require_privileges();
-	if (err)
-		return err;
 	/* Before the open: a swap in between only costs a restart. */
 	pin = events_pin();
 	err = guard_open(&g, false);
 	if (err)
 		return nsg_fail_context(err, "monitor: nothing to watch yet (attach a container first)");
-	/* No SA_RESTART: the signal must interrupt the poll. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	/* Only drops that happen while we watch are reported. */
 	if (guard_read_stats(&g, &st) == 0)
 		dropped = st.events_dropped;
 	nsg_clear_error();
-	if (record_foreach(NSGUARD_RECORD_DIR, ids_add, &m) < 0)
+	if (record_foreach(NSGUARD_RECORD_DIR, ids_add, m) < 0)
 		nsg_clear_error();
 
-	rb = ring_buffer__new(g.events_fd, on_event, &m, NULL);
+	rb = ring_buffer__new(g.events_fd, on_event, m, NULL);
 	if (!rb) {
 		err = nsg_fail(errno, "monitor: cannot open the ring buffer %s: %s", NSGUARD_PIN_EVENTS,
 			       strerror(errno));
 		goto out;
 	}
-	while (!stop && !(m.count && m.seen >= m.count)) {
+	while (!stop && !(m->count && m->seen >= m->count)) {
 		err = ring_buffer__poll(rb, 250);
 		if (err == -EINTR || err == -ECANCELED) {
 			err = 0;
@@ -358,7 +378,7 @@ int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
 			break;
 		}
 		err = 0;
-		report_drops(&m, &g, &dropped);
+		report_drops(m, &g, &dropped);
 		if (events_pin() != pin) {
 			/* What the old buffer still holds, then a failure: restart. */
 			ring_buffer__consume(rb);
@@ -370,7 +390,93 @@ int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 out:
 	ring_buffer__free(rb);
-	ids_free(&m);
 	guard_close(&g);
+	return err;
+}
+
+static int on_line(cJSON *o, unsigned long long lost, void *data)
+{
+	struct monitor *m = data;
+
+	if (lost)
+		emit_dropped(m, lost);
+	if (!o)
+		return 0;
+	if (cJSON_GetObjectItemCaseSensitive(o, "dropped")) {
+		const char *n = str_of(o, "dropped");
+		unsigned long long v = 0;
+
+		if (n && parse_u64(n, &v) == 0 && v)
+			emit_dropped(m, v);
+		return 0;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "seq");
+	emit(m, o);
+	return m->count && m->seen >= m->count ? 1 : 0;
+}
+
+/*
+ * A follower: the collector's log from its end, until --count, a signal,
+ * or the collector's lock coming free (then we collect: 1).
+ */
+static int follow(struct monitor *m)
+{
+	bool open = false;
+	int err = 0, n = 0;
+
+	while (!stop && !(m->count && m->seen >= m->count)) {
+		if (!open) {
+			err = evlog_follow_open(&m->log, false);
+			if (err < 0 && err != -ENOENT)
+				return err;
+			open = err == 0;
+		}
+		if (open) {
+			err = evlog_follow_read(&m->log, on_line, m);
+			if (err < 0)
+				return err;
+		}
+		/* Every second: is the collector still there? */
+		if (++n % 10 == 0) {
+			err = evlog_try_collect(&m->log);
+			if (err)
+				return err;
+		}
+		usleep(100 * 1000);
+	}
+	return 0;
+}
+
+int cmd_monitor(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct cmd_option opts[] = {
+		{ .name = "json", .val = 'j', .help = "one JSON object per line" },
+		{ .name = "count", .arg = "N", .val = 'n', .help = "stop after N printed events" },
+		{ .name = "id", .arg = "ID", .val = 'i', .help = "only the events of this container" },
+		{ .name = "pod", .arg = "NAME", .val = 'p', .help = "only the events of this pod" },
+		{ .name = "namespace", .arg = "NS", .val = 'N',
+		  .help = "only the events of this Kubernetes namespace" },
+		{},
+	};
+	struct monitor m = { .log = EVLOG_INIT };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err = 0;
+
+	err = cmd_options("monitor", argc, argv, opts, monitor_opt, &m) ?:
+	      cmd_require_privileges();
+	if (err)
+		return err;
+	/* No SA_RESTART: the signal must interrupt the poll. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	err = evlog_try_collect(&m.log);
+	if (err == 0)
+		err = follow(&m);
+	if (err == 1) {
+		m.logging = true;
+		err = collect(&m);
+	}
+	evlog_close(&m.log);
+	ids_free(&m);
 	return err;
 }

@@ -276,3 +276,48 @@ case_late_named() {
 	ct_monitor_ensure
 }
 ct_case monitor/late-event-named case_late_named
+
+# --- Many readers (#31 item 4): three monitors (one filtered by id) and a
+# fourth stopped (SIGSTOP) while an audit container makes five user
+# namespaces: each running reader sees the same five events, the stopped
+# one blocks nobody, and sees them too once it runs again.
+case_many_readers() {
+	local id=readers-$S d=$CT_WORK/readers-$S i p pids=() got want
+	mkdir -p "$d"
+	ct_monitor_stop
+	"$NSGUARD" monitor --json >"$d/a" 2>&1 &
+	pids+=($!)
+	sleep 0.5 # a is the collector; the others follow its log
+	"$NSGUARD" monitor --json >"$d/b" 2>&1 &
+	pids+=($!)
+	"$NSGUARD" monitor --json --id "$id" >"$d/c" 2>&1 &
+	pids+=($!)
+	"$NSGUARD" monitor --json >"$d/d" 2>&1 &
+	pids+=($!)
+	sleep 1.5
+	kill -STOP "${pids[3]}"
+	start_guarded "$id" --mode audit || return 1
+	ct_exec "$id" nsg-userns seq 5
+	want_run "seq 5 (audit)" 0 "seq: ok created=5" || return 1
+	want="5 5 5"
+	for ((i = 0; i < 50; i++)); do
+		got="$(grep -c "\"id\":\"$id\"" "$d/a") $(grep -c "\"id\":\"$id\"" "$d/b") $(grep -c "\"id\":\"$id\"" "$d/c")"
+		[ "$got" = "$want" ] && break
+		sleep 0.2
+	done
+	kill -CONT "${pids[3]}"
+	for ((i = 0; i < 50; i++)); do
+		[ "$(grep -c "\"id\":\"$id\"" "$d/d")" = 5 ] && break
+		sleep 0.2
+	done
+	got+=" $(grep -c "\"id\":\"$id\"" "$d/d")"
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait "${pids[@]}" 2>/dev/null
+	ct_monitor_ensure
+	want_eq "events of $id seen by a (collector), b, c (--id), d (stopped meanwhile)" "$got" "5 5 5 5" ||
+		{ CT_WHY+="; a: $(tail -n 2 "$d/a" | tr '\n' '|')"; return 1; }
+	# The same events: the same times and tids, in the same order.
+	want_eq "b's events are a's" "$(grep -F "\"$id\"" "$d/b" | md5sum)" \
+		"$(grep -F "\"$id\"" "$d/a" | md5sum)"
+}
+ct_case monitor/many-readers case_many_readers

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The events for many readers: a collector's log, followed (evlog.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "evlog.h"
+#include "fileio.h"
+#include "json.h"
+#include "log.h"
+#include "util.h"
+
+/* The "seq" of a line, 0 if it has none. */
+static unsigned long long seq_of(const cJSON *o)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "seq");
+	unsigned long long v = 0;
+
+	if (cJSON_IsString(s) && parse_u64(s->valuestring, &v) == 0)
+		return v;
+	return 0;
+}
+
+/* The last seq written to path: a new collector goes on from there. */
+static unsigned long long last_seq(const char *path)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char tail[8192 + 1], *line, *end;
+	unsigned long long v = 0;
+	struct stat st;
+	off_t from;
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return 0;
+	from = st.st_size > 8192 ? st.st_size - 8192 : 0;
+	n = pread(fd, tail, sizeof(tail) - 1, from);
+	if (n <= 0)
+		return 0;
+	tail[n] = '\0';
+	/* The last complete line: between the last two newlines. */
+	end = strrchr(tail, '\n');
+	if (!end)
+		return 0;
+	*end = '\0';
+	line = strrchr(tail, '\n');
+	line = line ? line + 1 : tail;
+	{
+		cleanup_cjson cJSON *o = cJSON_Parse(line);
+
+		v = o ? seq_of(o) : 0;
+	}
+	return v;
+}
+
+static int open_log(struct evlog *l, bool truncate)
+{
+	struct stat st;
+	int fd = open(l->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+					(truncate ? O_TRUNC : 0),
+		      0600);
+
+	if (fd < 0)
+		return nsg_fail(errno, "%s: %s", l->path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return nsg_fail(errno, "%s: %s", l->path, strerror(errno));
+	}
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = fd;
+	l->ino = st.st_ino;
+	return 0;
+}
+
+int evlog_try_collect(struct evlog *l)
+{
+	int err = mkdir_p(l->dir, 0700);
+
+	if (err)
+		return nsg_fail(-err, "%s: %s", l->dir, strerror(-err));
+	if (l->lock_fd < 0) {
+		l->lock_fd = open(l->lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (l->lock_fd < 0)
+			return nsg_fail(errno, "%s: %s", l->lock, strerror(errno));
+	}
+	if (flock(l->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			return 0;
+		return nsg_fail(errno, "%s: flock: %s", l->lock, strerror(errno));
+	}
+	/* Ours: write where the last collector stopped, numbering on. */
+	l->seq = last_seq(l->path);
+	err = open_log(l, false);
+	return err ? err : 1;
+}
+
+int evlog_append(struct evlog *l, cJSON *o)
+{
+	cleanup_free char *text = NULL;
+	struct stat st;
+	size_t len;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "seq");
+	if (!json_add_u64(o, "seq", ++l->seq))
+		return nsg_fail(ENOMEM, "out of memory");
+	text = cJSON_PrintUnformatted(o);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "seq");
+	if (!text)
+		return nsg_fail(ENOMEM, "out of memory");
+	len = strlen(text);
+	text[len] = '\n'; /* the NUL becomes the newline: one write, one line */
+	if (write(l->fd, text, len + 1) != (ssize_t)(len + 1))
+		return nsg_fail(errno ?: EIO, "%s: %s", l->path, strerror(errno ?: EIO));
+	text[len] = '\0';
+	if (fstat(l->fd, &st) == 0 && (size_t)st.st_size >= l->max) {
+		/* Followers keep reading the old file through their fd. */
+		if (rename(l->path, l->old) < 0)
+			return nsg_fail(errno, "%s: %s", l->path, strerror(errno));
+		return open_log(l, true);
+	}
+	return 0;
+}
+
+int evlog_follow_open(struct evlog *l, bool start)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(l->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno; /* no collector yet: the caller tries again */
+	if (fstat(fd, &st) < 0 || (!start && lseek(fd, 0, SEEK_END) < 0)) {
+		close(fd);
+		return nsg_fail(errno, "%s: %s", l->path, strerror(errno));
+	}
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = fd;
+	l->ino = st.st_ino;
+	l->len = 0;
+	return 0;
+}
+
+/* Hand every complete line in l->buf to fn; keep the partial rest. */
+static int drain(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lost, void *data),
+		 void *data)
+{
+	size_t start = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < l->len && !r; i++) {
+		cleanup_cjson cJSON *o = NULL;
+		unsigned long long seq, lost = 0;
+
+		if (l->buf[i] != '\n')
+			continue;
+		l->buf[i] = '\0';
+		o = cJSON_Parse(l->buf + start);
+		start = i + 1;
+		seq = o ? seq_of(o) : 0;
+		if (seq) {
+			if (l->seq && seq > l->seq + 1)
+				lost = seq - l->seq - 1;
+			l->seq = seq;
+		}
+		r = fn(o, lost, data);
+	}
+	memmove(l->buf, l->buf + start, l->len - start);
+	l->len -= start;
+	return r;
+}
+
+int evlog_follow_read(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lost, void *data),
+		      void *data)
+{
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		if (l->cap - l->len < 4096) {
+			size_t cap = l->cap ? l->cap * 2 : 65536;
+			char *b;
+
+			/* A line longer than a log file is no line of ours. */
+			if (cap > 2 * (size_t)EVLOG_MAX) {
+				l->len = 0;
+				cap = l->cap;
+			}
+			b = realloc(l->buf, cap);
+			if (!b)
+				return nsg_fail(ENOMEM, "out of memory");
+			l->buf = b;
+			l->cap = cap;
+		}
+		n = read(l->fd, l->buf + l->len, l->cap - l->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return nsg_fail(errno, "%s: %s", l->path, strerror(errno));
+		if (n > 0) {
+			l->len += n;
+			r = drain(l, fn, data);
+			if (r)
+				return r;
+			continue;
+		}
+		/* At the end: rotated meanwhile?  Then on to the new file. */
+		if (stat(l->path, &st) < 0 || st.st_ino == l->ino)
+			return 0;
+		{
+			int fd = open(l->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+			if (fd < 0)
+				return 0;
+			close(l->fd);
+			l->fd = fd;
+			l->ino = st.st_ino;
+		}
+	}
+}
+
+void evlog_close(struct evlog *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	if (l->lock_fd >= 0)
+		close(l->lock_fd); /* and with it the collector's lock */
+	free(l->buf);
+	l->fd = l->lock_fd = -1;
+	l->buf = NULL;
+	l->len = l->cap = 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The events for many readers (evlog.c).  The BPF ring buffer has one
+ * consumer position, so two readers would take events from each other.  One
+ * `nsguard monitor` at a time is the collector (it holds EVLOG_LOCK): it
+ * reads the ring buffer, names each event, and appends it as one JSON line
+ * with a sequence number to EVLOG_PATH; every other monitor follows that
+ * file from its end, so each sees every event, whatever its filters.  A
+ * reader that stalls blocks nobody: the file rotates at EVLOG_MAX (one old
+ * file kept), and a follower that falls more than that behind is told how
+ * many it lost (a gap in the sequence).  When the collector exits, a
+ * follower takes the lock over; events meanwhile wait in the ring buffer.
+ */
+#ifndef NSGUARD_EVLOG_H
+#define NSGUARD_EVLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+
+#include "../bpf/nsguard.h"
+
+#define EVLOG_DIR NSGUARD_RUN_DIR "/events"
+#define EVLOG_PATH EVLOG_DIR "/log"
+#define EVLOG_OLD EVLOG_DIR "/log.1"
+#define EVLOG_LOCK EVLOG_DIR "/collector.lock"
+#define EVLOG_MAX (4u << 20)
+
+struct evlog {
+	const char *dir, *path, *old, *lock; /* the EVLOG_* paths; tests use others */
+	size_t max; /* EVLOG_MAX */
+	int lock_fd; /* held while collecting */
+	int fd; /* the log being written or followed */
+	ino_t ino; /* its inode */
+	unsigned long long seq; /* last written, or last read */
+	char *buf; /* a follower's partial line */
+	size_t len, cap;
+};
+
+#define EVLOG_INIT                                                                      \
+	{                                                                               \
+		.dir = EVLOG_DIR, .path = EVLOG_PATH, .old = EVLOG_OLD, .lock = EVLOG_LOCK, \
+		.max = EVLOG_MAX, .lock_fd = -1, .fd = -1                               \
+	}
+
+/* Take the collector's lock without waiting: 1 taken, 0 another holds it. */
+int evlog_try_collect(struct evlog *l);
+/* Append o (a "seq" member added) as one line; rotate past max. */
+int evlog_append(struct evlog *l, cJSON *o);
+/* Follow the log from its end (from its start when start is true). */
+int evlog_follow_open(struct evlog *l, bool start);
+/*
+ * The complete lines written since the last call, to fn (parsed; NULL for
+ * a line that is no JSON), with *lost the events skipped before each (a
+ * gap in "seq": the follower fell behind a rotation).  Stops at fn's
+ * non-zero return.
+ */
+int evlog_follow_read(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lost, void *data),
+		      void *data);
+void evlog_close(struct evlog *l);
+
+#endif
