@@ -44,11 +44,24 @@ static int live_start_time(pid_t pid, __u64 *start)
  */
 static int open_upgrading(struct guard *g)
 {
+	unsigned long long ours = guard_build_seq(), theirs = guard_pinned_seq(NSGUARD_PIN_DIR);
 	struct upgrade_result r;
 	int err = guard_open(g, true);
 
 	if (err != -ESTALE)
 		return err;
+	/*
+	 * Forward only: a hook of an older build (one left on disk, a second
+	 * registration) must not move the whole node back to its program.  A
+	 * set of this build's that lacks a pin is rebuilt all the same.
+	 */
+	if (ours <= theirs && !guard_pinned_abi_is_ours(NSGUARD_PIN_DIR))
+		return nsg_fail_context(err,
+					"this nsguard (build %llu) is not newer than the pinned "
+					"program's (build %llu), so its hook does not move the "
+					"guarded cgroups; run the newer nsguard's hooks, or "
+					"'nsguard upgrade' to move them on purpose",
+					ours, theirs);
 	nsg_clear_error();
 	err = guard_upgrade_locked(&r);
 	if (err)

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "fileio.h"
+#include "commit.h"
 #include "guard.h"
 #include "log.h"
 #include "util.h"
@@ -175,6 +176,50 @@ void guard_abi(char out[GUARD_ABI_LEN])
 	out[GUARD_ABI_LEN - 1] = '\0';
 }
 
+/*
+ * This build's place in time: the commit's date (SOURCE_DATE_EPOCH where a
+ * package build sets it; 0 unknown), +1 for the tests' nsguard-next.  A hook
+ * moves pins only to a later build (guard_pinned_seq); its marker seq-<n>
+ * sits beside abi-<hash>.
+ */
+unsigned long long guard_build_seq(void)
+{
+#ifdef NSGUARD_ABI_NEXT
+	return NSGUARD_BUILD_SEQ + 1;
+#else
+	return NSGUARD_BUILD_SEQ;
+#endif
+}
+
+unsigned long long guard_pinned_seq(const char *dir)
+{
+	cleanup_closedir DIR *d = opendir(dir);
+	unsigned long long v = 0, best = 0;
+	struct dirent *e;
+	char *end;
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "seq-", 4) != 0)
+			continue;
+		errno = 0;
+		v = strtoull(e->d_name + 4, &end, 10);
+		if (!errno && *end == '\0' && v > best)
+			best = v;
+	}
+	return best;
+}
+
+static void pinned_abi(const char *dir, char *out, size_t len);
+
+bool guard_pinned_abi_is_ours(const char *dir)
+{
+	char abi[GUARD_ABI_LEN], found[64];
+
+	guard_abi(abi);
+	pinned_abi(dir, found, sizeof(found));
+	return strcmp(found, abi) == 0;
+}
+
 /* The abi-* marker in dir ("" if none, "?" if several). */
 static void pinned_abi(const char *dir, char *out, size_t len)
 {
@@ -236,10 +281,7 @@ static int open_pins(struct guard *g)
 		fd = bpf_obj_get(path);
 		if (fd < 0) {
 			guard_close(g);
-			return nsg_fail(-fd,
-					"cannot open pinned %s: %s; if the pins are stale, detach "
-					"everything and `rm -r %s`",
-					path, strerror(-fd), g->dir);
+			return nsg_fail(-fd, "cannot open pinned %s: %s", path, strerror(-fd));
 		}
 		*PIN_FD(g, i) = fd;
 	}
@@ -258,7 +300,7 @@ static void unpin_all(const char *dir)
 		unlink(path);
 	}
 	while (d && (e = readdir(d))) {
-		if (strncmp(e->d_name, "abi-", 4) != 0)
+		if (strncmp(e->d_name, "abi-", 4) != 0 && strncmp(e->d_name, "seq-", 4) != 0)
 			continue;
 		pin_path(path, sizeof(path), dir, e->d_name);
 		rmdir(path);
@@ -288,6 +330,11 @@ static int load_and_pin(struct guard *g)
 	unpin_all(g->dir);
 	/* The marker before the program: a complete set is always marked. */
 	guard_abi(abi);
+	snprintf(path, sizeof(path), "%s/seq-%llu", g->dir, guard_build_seq());
+	if (mkdir(path, 0700) < 0) {
+		err = nsg_fail(errno, "cannot create %s: %s", path, strerror(errno));
+		goto out;
+	}
 	snprintf(path, sizeof(path), "%s/abi-%s", g->dir, abi);
 	if (mkdir(path, 0700) < 0) {
 		err = nsg_fail(errno, "cannot create %s: %s", path, strerror(errno));
@@ -371,6 +418,33 @@ int guard_lock(int *fd_out)
 	return 0;
 }
 
+/*
+ * The pinned set, this build's: the marker first, so another build's set
+ * is -ESTALE even when it lacks one of this build's pins, and a set of ours
+ * that lacks one is -ESTALE too (an upgrade rebuilds either).
+ */
+static int open_pinned(struct guard *g)
+{
+	char abi[GUARD_ABI_LEN], found[64];
+	int err;
+
+	guard_abi(abi);
+	pinned_abi(g->dir, found, sizeof(found));
+	if (strcmp(found, abi) != 0)
+		return check_pins(g); /* the marker's -ESTALE, with its message */
+	err = open_pins(g);
+	if (err == -ENOENT) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", nsg_last_error());
+		return nsg_fail(ESTALE,
+				"the program pinned in %s is incomplete (%s); 'nsguard upgrade' "
+				"rebuilds the set",
+				g->dir, why);
+	}
+	return err ?: check_pins(g);
+}
+
 int guard_open_at(struct guard *g, const char *dir, bool load)
 {
 	char prog[256];
@@ -385,7 +459,7 @@ int guard_open_at(struct guard *g, const char *dir, bool load)
 	if (!load) {
 		if (access(prog, F_OK) < 0)
 			return nsg_fail(ENOENT, "the nsguard program is not loaded (no %s)", prog);
-		return open_pins(g) ?: check_pins(g);
+		return open_pinned(g);
 	}
 
 	/* Without the LSM a loaded program would never run: do not even load. */
@@ -394,7 +468,7 @@ int guard_open_at(struct guard *g, const char *dir, bool load)
 		return err;
 	/* The caller holds guard_lock(): two hooks never load twice. */
 	if (access(prog, F_OK) == 0)
-		return open_pins(g) ?: check_pins(g);
+		return open_pinned(g);
 	return load_and_pin(g);
 }
 

@@ -52,6 +52,11 @@ int guard_open_at(struct guard *g, const char *dir, bool load);
 /* This build's ABI: 16 hex digits hashed from its BPF object. */
 #define GUARD_ABI_LEN 17
 void guard_abi(char out[GUARD_ABI_LEN]);
+/* This build's sequence (its commit's time), and the pinned set's (0: none). */
+unsigned long long guard_build_seq(void);
+unsigned long long guard_pinned_seq(const char *dir);
+/* The set pinned in dir carries this build's ABI marker (complete or not). */
+bool guard_pinned_abi_is_ours(const char *dir);
 void guard_close(struct guard *g);
 /*
  * Attach to the cgroup (link pinned at <g->dir>/links/<id>), then write the

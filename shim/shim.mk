@@ -56,14 +56,18 @@ $(NEXT)/obj:
 $(BUILD)/obj/guard.o: $(BUILD)/nsguard.skel.h
 $(BUILD)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'
 # The commit --version and the metrics' build_info name: `git describe` of
-# the tree (with -dirty), "unknown" outside a checkout.  Rewritten only when
-# it changes, so only main.o follows it.
-$(BUILD)/obj/main.o $(NEXT)/obj/main.o: $(BUILD)/commit.h
+# the tree (with -dirty), "unknown" outside a checkout; and the build's
+# sequence, its commit's time (SOURCE_DATE_EPOCH when a package build sets
+# it, 0 unknown): a hook moves pins only to a later build (guard.c).
+# Rewritten only when it changes, so only main.o and guard.o follow it.
+$(BUILD)/obj/main.o $(NEXT)/obj/main.o $(BUILD)/obj/guard.o $(NEXT)/obj/guard.o: $(BUILD)/commit.h
 .PHONY: commit-h
 $(BUILD)/commit.h: commit-h | $(BUILD)
 	$(Q)c=$$(git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null || echo unknown); \
-	line="#define NSGUARD_COMMIT \"$$c\""; \
-	[ "$$(cat $@ 2>/dev/null)" = "$$line" ] || echo "$$line" >$@
+	t=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null)}; \
+	case $$t in ''|*[!0-9]*) t=0 ;; esac; \
+	text="#define NSGUARD_COMMIT \"$$c\""$$'\n'"#define NSGUARD_BUILD_SEQ $${t}ULL"; \
+	[ "$$(cat $@ 2>/dev/null)" = "$$text" ] || echo "$$text" >$@
 
 $(BUILD)/obj:
 	$(Q)mkdir -p $@

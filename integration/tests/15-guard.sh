@@ -509,7 +509,8 @@ gcase reattach-counts-start-at-zero c_reattach_zero
 
 # Pins of another build (#11 item 4).  build/nsguard-next stands in for a
 # newer nsguard whose policy layout differs.  It never writes into this
-# build's maps: it refuses, naming `nsguard upgrade`; its upgrade moves every
+# build's maps: attach refuses, naming `nsguard upgrade` (status says so);
+# its upgrade moves every
 # guarded cgroup, policy and all, to its own program; then this build refuses
 # in turn, until it upgrades back.
 NEXT=${NSGUARD_NEXT_BIN:-$(dirname "$NSG")/nsguard-next}
@@ -535,7 +536,8 @@ c_other_build_attach() {
 	[ ! -e "/sys/fs/bpf/nsguard/links/$(stat -c %i "$T/up3")" ] || fails "exit 1, but attached: $out"
 }
 gcase upgrade-other-build-attach-refused c_other_build_attach
-gcase upgrade-other-build-status-refused run_out 1 "*comes from another nsguard build*" "$NEXT" status
+# status answers (#31): it says the pins are another build's, and lists the records.
+gcase upgrade-other-build-status-says-so run_out 0 "*program:        another build's: *comes from another nsguard build*" "$NEXT" status
 c_upgrade_moves() {
 	local rc prog1
 	out=$("$NEXT" upgrade 2>&1)

@@ -268,9 +268,24 @@ case_install_upgrade() {
 			'.containers[] | select(.id == $id) | "\(.mode) \(.created)"')" "allow 1" || return 1
 	ct_exec "$old" nsg-userns seq 2
 	want_run "seq 2 over its count after the upgrade" 1 "seq: fail created=1 errno=EPERM" || return 1
-	# Back to this build for the cases after this one.
+	# An older build's hook does not move the node back: its container is
+	# refused, and the pins stay the newer build's.
+	ct_bundle "updown-$S" --hook-bin "$NSGUARD" -- sleep 600 || return 1
+	ct_start "updown-$S"
+	want_run "a start through the older build's hook" 1 \
+		"*not newer than the pinned program*" || return 1
+	"$NEXT" status --format prometheus | grep -qx 'nsguard_pins_other_build 0' ||
+		{ CT_WHY="the older hook moved the pins"; return 1; }
+	# Back to this build for the cases after this one, on purpose.
 	CT_OUT=$("$NSGUARD" upgrade 2>&1)
-	want_eq "upgrade back: $CT_OUT" $? 0
+	want_eq "upgrade back: $CT_OUT" $? 0 || return 1
+	# A set of this build's missing a pin (a map unpinned by hand): the next
+	# hook rebuilds it and guards its container.
+	rm -f "$CT_PINS/stats"
+	start_guarded "uprepair-$S" --mode deny || return 1
+	ct_exec "uprepair-$S" nsg-userns unshare
+	want_run "unshare after the repair" 1 "unshare: fail errno=EPERM" || return 1
+	[ -e "$CT_PINS/stats" ] || { CT_WHY="the set was not rebuilt"; return 1; }
 }
 ct_case count/install-upgrade-no-failed-start case_install_upgrade
 
