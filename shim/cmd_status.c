@@ -4,6 +4,8 @@
  * live policy and counters.
  */
 #include <errno.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -174,6 +176,44 @@ static int status_opt(int opt, const char *arg, void *data)
 	return 0;
 }
 
+/*
+ * stdout to a new file beside path, for renameat(dfd, tmp, dfd, base) once
+ * complete.  Run as root into a directory others may write (the textfile
+ * collector's is the prometheus user's parent's), so: the directory opened
+ * without following a link and refused when another user may write it, the
+ * file created O_EXCL|O_NOFOLLOW under a name the collector ignores.
+ */
+static int output_open(const char *path, int *dfd_out, char *tmp, size_t tmp_len)
+{
+	cleanup_free char *dir = strdup(path);
+	cleanup_close int dfd = -1, fd = -1;
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	struct stat st;
+
+	if (!slash || !slash[1])
+		return nsg_fail(EINVAL, "status: --output %s: not a file name", path);
+	*slash = '\0';
+	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st) < 0)
+		return nsg_fail(errno, "status: --output: %s: %s", dir[0] ? dir : "/", strerror(errno));
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) || (st.st_mode & S_IWGRP))
+		return nsg_fail(EPERM,
+				"status: --output: %s may be written by another user (owner %u, "
+				"mode %04o): not a place for root to write",
+				dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	snprintf(tmp, tmp_len, ".nsguard.%d.tmp", (int)getpid());
+	unlinkat(dfd, tmp, 0); /* ours from an earlier run with our pid */
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return nsg_fail(errno, "status: --output: %s/%s: %s", dir, tmp, strerror(errno));
+	fflush(stdout);
+	if (dup2(fd, STDOUT_FILENO) < 0)
+		return nsg_fail(errno, "status: --output: %s", strerror(errno));
+	*dfd_out = steal_fd(&dfd);
+	return 0;
+}
+
 int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct cmd_option opts[] = {
@@ -189,7 +229,8 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	struct status s = { 0 };
 	cleanup_cjson cJSON *doc = NULL;
 	unsigned long long outcomes[HOOK_RESULT_COUNT][HOOK_REASON_COUNT];
-	char *text = NULL, abi[GUARD_ABI_LEN], other_why[512] = "", tmp[4096];
+	char *text = NULL, abi[GUARD_ABI_LEN], other_why[512] = "", tmp[64];
+	int dfd = -1;
 	bool json, loaded, other;
 	int err = 0;
 
@@ -201,12 +242,9 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	if (s.output && s.output[0] != '/')
 		return cmd_usage("status: --output wants an absolute path, got '%s'", s.output);
 	if (s.output) {
-		/* A name the textfile collector ignores (not *.prom), same directory. */
-		if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s.output, (int)getpid()) >=
-		    (int)sizeof(tmp))
-			return nsg_fail(ENAMETOOLONG, "status: --output %s: name too long", s.output);
-		if (!freopen(tmp, "w", stdout))
-			return nsg_fail(errno, "status: %s: %s", tmp, strerror(errno));
+		err = output_open(s.output, &dfd, tmp, sizeof(tmp));
+		if (err)
+			return err;
 	}
 	err = guard_open(&g, false);
 	loaded = err == 0;
@@ -285,12 +323,15 @@ out:
 	metrics_free(&s);
 	guard_close(&g);
 	if (s.output) {
+		const char *base = strrchr(s.output, '/') + 1;
+
 		if (!err && (fflush(stdout) != 0 || ferror(stdout)))
 			err = nsg_fail(errno ?: EIO, "status: writing %s: %s", tmp, strerror(errno ?: EIO));
-		if (!err && rename(tmp, s.output) < 0)
+		if (!err && renameat(dfd, tmp, dfd, base) < 0)
 			err = nsg_fail(errno, "status: %s: %s", s.output, strerror(errno));
 		if (err)
-			unlink(tmp);
+			unlinkat(dfd, tmp, 0);
+		close(dfd);
 	}
 	return err;
 }

@@ -3,10 +3,12 @@
  * nsguard unload [--force]: the opposite of load, for an uninstall.  Under
  * the lock: refuse while a live cgroup is guarded (unless --force), unpin
  * every link (the kernel detaches it), the program and the maps (the
- * kernel frees them with their last reference), then remove the records.
+ * kernel frees them with their last reference), then remove the records
+ * and all else in /run/nsguard but its lock file.
  * Nothing there is success, as for every clean-up.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +29,41 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 	return remove_err ? 1 : 0;
 }
 
+/* NSGUARD_RUN_DIR missing, or holding the lock file alone. */
+static bool run_dir_empty_but_lock(void)
+{
+	cleanup_closedir DIR *d = opendir(NSGUARD_RUN_DIR);
+	const char *lock = strrchr(NSGUARD_LOCK_FILE, '/') + 1;
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, lock))
+			return false;
+	return true;
+}
+
+static int remove_run_dir_but_lock(void)
+{
+	cleanup_closedir DIR *d = opendir(NSGUARD_RUN_DIR);
+	const char *lock = strrchr(NSGUARD_LOCK_FILE, '/') + 1;
+	struct dirent *e;
+	char path[512];
+
+	if (!d)
+		return errno == ENOENT ? 0 : nsg_fail(errno, "%s: %s", NSGUARD_RUN_DIR, strerror(errno));
+	while ((e = readdir(d)) && !remove_err) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    strcmp(e->d_name, lock) == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", NSGUARD_RUN_DIR, e->d_name);
+		/* Not into a mount below it, and no link followed. */
+		if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) == -1 &&
+		    errno != ENOENT)
+			remove_err = nsg_fail(errno, "cannot walk %s: %s", path, strerror(errno));
+	}
+	return remove_err;
+}
+
 int cmd_unload(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	static const struct cmd_option opts[] = {
@@ -45,8 +82,8 @@ int cmd_unload(struct cmd_ctx *ctx, int argc, char **argv)
 	if (err)
 		return err;
 	loaded = access(NSGUARD_PIN_DIR, F_OK) == 0;
-	if (!loaded && access(NSGUARD_RUN_DIR, F_OK) < 0) {
-		printf("nothing to unload (no %s, no %s)\n", NSGUARD_PIN_DIR, NSGUARD_RUN_DIR);
+	if (!loaded && run_dir_empty_but_lock()) {
+		printf("nothing to unload (no %s, nothing in %s)\n", NSGUARD_PIN_DIR, NSGUARD_RUN_DIR);
 		return 0;
 	}
 	/* No hook attaches meanwhile; one waiting now finds nothing and loads anew. */
@@ -69,12 +106,16 @@ int cmd_unload(struct cmd_ctx *ctx, int argc, char **argv)
 	err = guard_remove_dir(NSGUARD_PIN_DIR "-new") ?: guard_remove_dir(NSGUARD_PIN_DIR);
 	if (err)
 		return nsg_fail_context(err, "unload");
-	/* The lock file goes too: whoever holds it next creates a new one. */
-	if (nftw(NSGUARD_RUN_DIR, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == -1 && errno != ENOENT)
-		remove_err = nsg_fail(errno, "cannot walk %s: %s", NSGUARD_RUN_DIR, strerror(errno));
-	if (remove_err)
-		return nsg_fail_context(remove_err, "unload");
-	printf("unloaded: %zu link%s removed (%zu guarding a live cgroup), %s and %s gone\n", n,
-	       n == 1 ? "" : "s", live, NSGUARD_PIN_DIR, NSGUARD_RUN_DIR);
+	/*
+	 * Everything in NSGUARD_RUN_DIR but the lock file: a hook waiting for
+	 * the lock holds that file open, and one that came after a new file
+	 * would lock it at once, both in the locked section together.
+	 */
+	err = remove_run_dir_but_lock();
+	if (err)
+		return nsg_fail_context(err, "unload");
+	printf("unloaded: %zu link%s removed (%zu guarding a live cgroup); %s gone, %s empty "
+	       "but for its lock\n",
+	       n, n == 1 ? "" : "s", live, NSGUARD_PIN_DIR, NSGUARD_RUN_DIR);
 	return 0;
 }

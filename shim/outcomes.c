@@ -114,8 +114,13 @@ int outcomes_add(const char *path, enum hook_result result, enum hook_reason rea
 		return -errno;
 	if (fd < 0)
 		return nsg_fail(errno, "%s: %s", path, strerror(errno));
-	if (flock(fd, LOCK_EX) < 0)
-		return nsg_fail(errno, "%s: flock: %s", path, strerror(errno));
+	/* Bounded: a count is not worth holding a container's start for. */
+	for (int i = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; i++) {
+		if (errno != EWOULDBLOCK || i == 100)
+			return nsg_fail(errno == EWOULDBLOCK ? ETIMEDOUT : errno, "%s: flock: %s",
+					path, strerror(errno));
+		usleep(10 * 1000);
+	}
 	err = slurp(fd, &text);
 	if (err)
 		return nsg_fail(-err, "%s: %s", path, strerror(-err));
@@ -126,8 +131,13 @@ int outcomes_add(const char *path, enum hook_result result, enum hook_reason rea
 			if (c[r][w])
 				len += snprintf(out + len, sizeof(out) - len, "%s %s %llu\n",
 						result_names[r], reason_names[w], c[r][w]);
-	/* Rewritten in place under the lock: readers take it shared. */
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, out, len, 0) != (ssize_t)len)
+	/*
+	 * Rewritten in place under the lock (readers take it shared): the new
+	 * text first, then the length, so a hook killed in between (a runtime's
+	 * timeout) leaves counts, never an empty file.  Counts only grow, so
+	 * the new text is never shorter than a line of the old.
+	 */
+	if (pwrite(fd, out, len, 0) != (ssize_t)len || ftruncate(fd, len) < 0)
 		return nsg_fail(errno ?: EIO, "%s: %s", path, strerror(errno ?: EIO));
 	return 0;
 }

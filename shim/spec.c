@@ -233,8 +233,21 @@ static bool hook_is_ours(const char *s, size_t n, size_t open, const struct spec
 	if (s[open] != '{')
 		return false;
 	while (walk_next(&w, &it)) {
-		if (key_match(s, n, it.key, "timeout", false) == KEY_EXACT)
+		/*
+		 * Ours only with at least our own timeout: with a shorter one the
+		 * runtime could kill it mid-attach or mid-upgrade (each fails
+		 * closed, but on the tenant's cue).
+		 */
+		if (key_match(s, n, it.key, "timeout", false) == KEY_EXACT) {
+			unsigned long t = 0;
+			size_t k = it.val;
+
+			for (; k < it.end && s[k] >= '0' && s[k] <= '9' && t < 100000; k++)
+				t = t * 10 + (unsigned long)(s[k] - '0');
+			if (k != it.end || k == it.val || t < SPEC_HOOK_TIMEOUT)
+				return false;
 			continue;
+		}
 		if (key_match(s, n, it.key, "path", false) == KEY_EXACT && !path && s[it.val] == '"') {
 			cleanup_free char *p = string_dup(s, n, it.val);
 
@@ -410,8 +423,8 @@ static int edit_hooks(struct plan *p, const char *s, size_t n, struct member *ro
 		if (k == 0 && has_pre && has_ours(s, n, &pre, e, "prestart"))
 			continue;
 		*what |= stages[k].bit;
-		hook = fmt("{\"path\":%s,\"args\":[\"nsguard\",%s\"hook\",\"%s\"],\"timeout\":30}",
-			   path, config ?: "", stages[k].name);
+		hook = fmt("{\"path\":%s,\"args\":[\"nsguard\",%s\"hook\",\"%s\"],\"timeout\":%d}",
+			   path, config ?: "", stages[k].name, SPEC_HOOK_TIMEOUT);
 		if (!hook) {
 			r = -ENOMEM;
 			goto out;

@@ -30,6 +30,9 @@ struct spec_edit {
 	bool cgroupns;
 };
 
+/* The timeout of the hooks the wrapper writes; one shorter is not taken for ours. */
+#define SPEC_HOOK_TIMEOUT 30
+
 /* What spec_edit_apply did (for messages and tests). */
 enum {
 	SPEC_ADDED_CREATE_RUNTIME = 1 << 0,

@@ -157,10 +157,11 @@ int guard_upgrade_locked(struct upgrade_result *res)
 	}
 	res->moved = u.n_moved;
 	res->denied = u.n_denied;
-	err = guard_remove_dir(NEW_DIR);
-	if (err)
-		return nsg_fail_context(err, "upgrade: done, but the old program's pins remain in %s "
-					     "(the next upgrade removes them)",
-					NEW_DIR);
+	/* Done: leftovers of the old set only warn (the next upgrade removes them). */
+	if (guard_remove_dir(NEW_DIR) < 0) {
+		nsg_warn("warning: upgrade done, but the old program's pins remain in %s: %s",
+			 NEW_DIR, nsg_last_error());
+		nsg_clear_error();
+	}
 	return 0;
 }

@@ -235,10 +235,8 @@ case_unload() {
 	CT_OUT=$("$NSGUARD" unload --force 2>&1)
 	CT_RC=$?
 	want_run "unload --force" 0 "unloaded: * (1 guarding a live cgroup)*" || return 1
-	local p
-	for p in "$CT_PINS" /run/nsguard; do
-		[ ! -e "$p" ] || { CT_WHY="unload --force left $p"; return 1; }
-	done
+	[ ! -e "$CT_PINS" ] || { CT_WHY="unload --force left $CT_PINS"; return 1; }
+	want_eq "/run/nsguard after unload --force" "$(ls -A /run/nsguard)" lock || return 1
 	ct_exec "$id" nsg-userns unshare
 	want_run "unshare after unload --force (unguarded)" 0 "unshare: ok" || return 1
 	CT_OUT=$("$NSGUARD" unload 2>&1)

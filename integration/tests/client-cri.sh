@@ -80,26 +80,44 @@ version = 2
 EOF
 }
 
-# nsguard's drop-in, as a node gets it; the node's own settings must survive.
+# nsguard's drop-in, as a node gets it: the node's own settings survive it,
+# a second run gives the same file, a change to config.toml's CRI section
+# made afterwards reaches the next one, it is mode 0600 (registry
+# credentials), and a drop-in containerd cannot read is never left in place.
+dropin() { # [RUNTIMES...]: nsguard-cri-dropin into conf.d
+	"$EXAMPLES/nsguard-cri-dropin" --config "$CD/config.toml" --output "$CD/conf.d/nsguard.toml" \
+		"${@:-$CD/runtimes.toml}" "$CD/base-spec.toml" "$CD/wide.toml" >"$CD/dropin.out" 2>&1
+}
 case_dropin() {
-	local dump again
-	"$EXAMPLES/nsguard-cri-dropin" --config "$CD/config.toml" "$CD/runtimes.toml" \
-		"$CD/base-spec.toml" "$CD/wide.toml" >"$CD/nsguard.toml.new" 2>"$CD/dropin.err" ||
-		{ CT_WHY="nsguard-cri-dropin: $(cat "$CD/dropin.err")"; return 1; }
-	mv "$CD/nsguard.toml.new" "$CD/conf.d/nsguard.toml"
+	local dump before want
+	dropin || { CT_WHY="nsguard-cri-dropin: $(cat "$CD/dropin.out")"; return 1; }
 	dump=$(containerd --config "$CD/config.toml" config dump 2>&1) ||
 		{ CT_WHY="config dump with the drop-in: $(tail -n 2 <<<"$dump")"; return 1; }
-	local want
 	for want in "sandbox_image = \"$IMAGE\"" 'snapshotter = "native"' 'default_runtime_name = "runc"' \
 		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]' \
 		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard]' \
 		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard-spec]'; do
 		grep -qF -- "$want" <<<"$dump" || { CT_WHY="the merged config lacks $want"; return 1; }
 	done
-	again=$("$EXAMPLES/nsguard-cri-dropin" --config "$CD/config.toml" "$CD/runtimes.toml" \
-		"$CD/base-spec.toml" "$CD/wide.toml") || { CT_WHY="second run failed"; return 1; }
-	want_eq "a second run (drop-in in place)" "$(md5sum <<<"$again")" \
-		"$(md5sum <"$CD/conf.d/nsguard.toml")"
+	want_eq "the drop-in's mode" "$(stat -c %a "$CD/conf.d/nsguard.toml")" 600 || return 1
+	before=$(md5sum <"$CD/conf.d/nsguard.toml")
+	dropin || { CT_WHY="second run: $(cat "$CD/dropin.out")"; return 1; }
+	want_eq "a second run" "$(md5sum <"$CD/conf.d/nsguard.toml")" "$before" || return 1
+	# The admin changes the CRI section afterwards: the next run carries it.
+	sub "$CD/config.toml" 'max_container_log_line_size = 16384' 'max_container_log_line_size = 16385'
+	dropin || { CT_WHY="run after the edit: $(cat "$CD/dropin.out")"; return 1; }
+	containerd --config "$CD/config.toml" config dump | grep -q 'max_container_log_line_size = 16385' ||
+		{ CT_WHY="the edit of config.toml did not reach the merged config"; return 1; }
+	# Handlers containerd cannot read (a table twice): refused, the old file kept.
+	before=$(md5sum <"$CD/conf.d/nsguard.toml")
+	cat "$CD/runtimes.toml" "$CD/runtimes.toml" >"$CD/twice.toml"
+	if dropin "$CD/twice.toml"; then
+		CT_WHY="a drop-in with a table twice was written"
+		return 1
+	fi
+	want_eq "the drop-in after a refused run" "$(md5sum <"$CD/conf.d/nsguard.toml")" "$before" ||
+		return 1
+	[ -z "$(find "$CD/conf.d" -name '*nsguard-*')" ] || { CT_WHY="debris: $(ls "$CD/conf.d")"; return 1; }
 }
 
 # The shipped base spec is this containerd's default spec plus the hooks.

@@ -282,6 +282,15 @@ void suite_spec(void)
 		  "\"hook\",\"createRuntime\"],\"env\":[\"NSGUARD_X=1\"]}],\"poststop\":[" HOOK(
 			  "poststop") "]}}",
 		  SPEC_ADDED_CREATE_RUNTIME);
+	/* A shorter timeout would let the runtime kill ours mid-attach. */
+	TEST_CASE("spec", "not-ours-short-timeout", t_dedup,
+		  "{\"hooks\":{\"createRuntime\":[{\"path\":\"" SELF "\",\"args\":[\"nsguard\","
+		  "\"hook\",\"createRuntime\"],\"timeout\":1}],\"poststop\":[" HOOK("poststop") "]}}",
+		  SPEC_ADDED_CREATE_RUNTIME);
+	TEST_CASE("spec", "ours-longer-timeout", t_dedup,
+		  "{\"hooks\":{\"createRuntime\":[{\"path\":\"" SELF "\",\"args\":[\"nsguard\","
+		  "\"hook\",\"createRuntime\"],\"timeout\":120}],\"poststop\":[" HOOK("poststop") "]}}",
+		  0);
 	TEST_CASE("spec", "not-ours-stage", t_dedup,
 		  "{\"hooks\":{\"createRuntime\":[" HOOK("poststop") "],\"poststop\":[" HOOK(
 			  "createRuntime") "]}}",
