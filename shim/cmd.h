@@ -32,6 +32,8 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_suggest(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_load(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_unload(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_configure(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_unconfigure(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_explain(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_runtime(struct cmd_ctx *ctx, int argc, char **argv);
 /*

@@ -36,12 +36,14 @@ dk_init() {
 	for p in nsguard-runtime nsguard-runtime-audit nsguard-runtime-allow; do
 		ln -sfn "$NSGUARD" "$DK/bin/$p"
 	done
-	# The example, plus where dockerd 20.10 keeps its trust key (not /etc:
-	# read-only in the guest).
-	# shellcheck disable=SC2016 # jq's $k
-	sed "s|@BINDIR@|$DK/bin|g" "$NSG_REPO/examples/docker/daemon.json.in" |
-		"$JQ" --arg k "$DK/key.json" '. + {"deprecated-key-path": $k}' >"$DK/daemon.json" ||
-		{ fail "ct/docker/setup" "cannot write $DK/daemon.json"; exit 1; }
+	# An admin's daemon.json (where dockerd 20.10 keeps its trust key, not
+	# /etc: read-only in the guest; a log level; a runtime of its own), then
+	# `nsguard configure docker` adds the tiers, as on a node (#31).
+	printf '{\n  "deprecated-key-path": "%s",\n  "log-level": "info",\n  "runtimes": {"plain-runc": {"path": "%s"}}\n}\n' \
+		"$DK/key.json" "$(command -v runc)" >"$DK/daemon.json"
+	cp "$DK/daemon.json" "$DK/daemon.json.admin"
+	DK_CONF=$("$NSGUARD" configure --bindir "$DK/bin" --file "$DK/daemon.json" docker 2>&1) ||
+		{ fail "ct/docker/setup" "nsguard configure docker: $DK_CONF"; exit 1; }
 	/usr/sbin/dockerd --config-file "$DK/daemon.json" --data-root "$DK/data" --exec-root "$DK_RUN" \
 		--pidfile "$DK_RUN/dockerd.pid" -H "unix://$DK_SOCK" --storage-driver vfs \
 		--bridge none --iptables=false --ip-masq=false >"$DK/log" 2>&1 &
@@ -169,3 +171,19 @@ case_privileged() {
 	want_eq "records left" "$(find "$CT_RECORDS" -mindepth 1 ! -path "$CT_RECORDS/by-cgroup-id" -printf '%P\n')" ""
 }
 ct_case docker/privileged-refused case_privileged
+
+# --- nsguard configure docker (#31 item 1): the dockerd above ran every case
+# from the file it wrote; the admin's keys are there as they were, and
+# unconfigure leaves the file byte for byte as the admin had it.
+case_configure() {
+	# shellcheck disable=SC2016 # jq's
+	want_eq "the admin's keys" "$("$JQ" -c '[."log-level", .runtimes."plain-runc".path]' "$DK/daemon.json")" \
+		"[\"info\",\"$(command -v runc)\"]" || return 1
+	want_eq "nsguard's runtimes" "$("$JQ" -r '.runtimes | keys | join(" ")' "$DK/daemon.json")" \
+		"nsguard nsguard-allow nsguard-audit plain-runc" || return 1
+	CT_OUT=$("$NSGUARD" unconfigure --bindir "$DK/bin" --file "$DK/daemon.json" docker 2>&1)
+	want_eq "unconfigure: $CT_OUT" "$?" 0 || return 1
+	cmp -s "$DK/daemon.json" "$DK/daemon.json.admin" ||
+		{ CT_WHY="daemon.json differs from the admin's after unconfigure"; return 1; }
+}
+ct_case docker/configure-unconfigure case_configure

@@ -37,7 +37,7 @@ want() {
 
 mapfile -t cmds < <("$NSGUARD" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p')
 rc=0 err="commands: ${cmds[*]}"
-for c in hook attach detach status monitor gc check explain load upgrade unload suggest; do
+for c in hook attach detach status monitor gc check explain load upgrade unload configure unconfigure suggest; do
 	[[ " ${cmds[*]} " == *" $c "* ]] || rc=1
 done
 want commands-listed 0

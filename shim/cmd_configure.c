@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * nsguard configure|unconfigure [--dry-run] [--file PATH] [--bindir DIR]
+ * [--tiers LIST] RUNTIME: register nsguard with a runtime's own
+ * configuration, and take exactly that back.
+ *
+ *   docker  daemon.json's "runtimes": one entry per tier (nsguard,
+ *           nsguard-audit, nsguard-allow) naming the wrapper's links, every
+ *           other key kept.  The file as it was is kept beside it
+ *           (.NAME.nsguard-orig, or .NAME.nsguard-absent), so unconfigure
+ *           puts back the same bytes when nothing else changed it since,
+ *           and removes only nsguard's entries when something did.
+ *   podman  the hooks.d files (oci-hooks(5)) naming this binary, in
+ *           /etc/containers/oci/hooks.d: podman reads /usr/share's and
+ *           /etc's, not /usr/local/share's.
+ * A file nsguard cannot read exactly as the runtime would (json_strict_check:
+ * Go's key folding, invalid UTF-8) is refused and nothing changes.
+ * containerd's drop-in is written by share/nsguard/containerd/
+ * nsguard-cri-dropin (it needs containerd's own reading of its TOML).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cjson/cJSON.h>
+
+#include "cmd.h"
+#include "fileio.h"
+#include "json.h"
+#include "jsonstrict.h"
+#include "log.h"
+#include "util.h"
+
+#define CONF_MAX (1u << 20)
+
+struct conf {
+	const char *runtime, *file, *bindir, *tiers_arg;
+	bool dry_run;
+	const char *tiers[3];
+	size_t n_tiers;
+};
+
+static const char *const docker_keys[] = { "runtimes", "path", "runtimeArgs", NULL };
+static const char *const all_tiers[] = { "nsguard", "nsguard-audit", "nsguard-allow" };
+
+/* path's bytes (NUL-terminated), or *existed false when there is none. */
+static int read_file(const char *path, char **text, size_t *len, bool *existed)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int err;
+
+	*existed = fd >= 0;
+	if (fd < 0 && errno == ENOENT) {
+		*text = strdup("");
+		*len = 0;
+		return *text ? 0 : nsg_fail(ENOMEM, "out of memory");
+	}
+	if (fd < 0)
+		return nsg_fail(errno, "%s: %s", path, strerror(errno));
+	err = read_capped(fd, CONF_MAX, text, len);
+	if (err)
+		return nsg_fail(-err, "%s: %s", path, err == -EFBIG ? "over 1 MiB" : strerror(-err));
+	return 0;
+}
+
+/* dir and base name of path, for write_file_atomic. */
+static int split(const char *path, char **dir, char **base)
+{
+	cleanup_free char *a = strdup(path), *b = strdup(path);
+
+	if (!a || !b)
+		return nsg_fail(ENOMEM, "out of memory");
+	*dir = strdup(dirname(a));
+	*base = strdup(basename(b));
+	return *dir && *base ? 0 : nsg_fail(ENOMEM, "out of memory");
+}
+
+/* Replace path with exactly text, atomically (a temporary file beside it, renamed). */
+static int write_text(const char *path, const char *text, mode_t mode)
+{
+	cleanup_free char *dir = NULL, *base = NULL, *tmp = NULL;
+	cleanup_close int fd = -1;
+	int err = split(path, &dir, &base);
+
+	if (err)
+		return err;
+	if (asprintf(&tmp, "%s/.%s.nsguard-tmp", dir, base) < 0)
+		return nsg_fail(ENOMEM, "out of memory");
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return nsg_fail(errno, "%s: %s", tmp, strerror(errno));
+	err = write_all(fd, text, strlen(text));
+	if (!err && (fchmod(fd, mode) < 0 || fsync(fd) < 0))
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		return nsg_fail(-err, "%s: %s", path, strerror(-err));
+	}
+	return fsync_dir(dir);
+}
+
+/* The side file that keeps the original: DIR/.BASE.nsguard-SUFFIX. */
+static char *side_path(const char *path, const char *suffix)
+{
+	cleanup_free char *dir = NULL, *base = NULL;
+	char *p = NULL;
+
+	if (split(path, &dir, &base) < 0 ||
+	    asprintf(&p, "%s/.%s.nsguard-%s", dir, base, suffix) < 0)
+		return NULL;
+	return p;
+}
+
+/* --dry-run: what would change, as diff -u shows it. */
+static int show_diff(const char *path, const char *old, const char *new)
+{
+	char a[] = "/tmp/nsguard-configure.XXXXXX", b[] = "/tmp/nsguard-configure.XXXXXX";
+	cleanup_close int fa = mkstemp(a), fb = mkstemp(b);
+	pid_t pid;
+	int status = 0;
+
+	if (fa < 0 || fb < 0 || write_all(fa, old, strlen(old)) < 0 ||
+	    write_all(fb, new, strlen(new)) < 0)
+		return nsg_fail(errno ?: EIO, "--dry-run: temporary files: %s", strerror(errno ?: EIO));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		char la[512], lb[512];
+
+		snprintf(la, sizeof(la), "--label=%s", path);
+		snprintf(lb, sizeof(lb), "--label=%s (nsguard)", path);
+		execlp("diff", "diff", "-u", la, lb, a, b, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	unlink(a);
+	unlink(b);
+	return pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) > 1 ?
+		       nsg_fail(EIO, "--dry-run: diff failed") :
+		       0;
+}
+
+/* daemon.json with our runtimes set (add) or removed: *out malloc'd. */
+static int docker_edit(const struct conf *c, const char *text, size_t len, bool add, char **out)
+{
+	cleanup_cjson cJSON *doc = NULL;
+	cJSON *rt;
+	int err;
+
+	*out = NULL;
+	if (len == 0)
+		text = "{}", len = 2;
+	/* dockerd reads it with Go's encoding/json: what it could read otherwise, refused. */
+	err = json_strict_check(text, len, c->file, docker_keys);
+	if (err)
+		return nsg_fail_context(err, "%s unchanged", c->file);
+	doc = cJSON_ParseWithLength(text, len);
+	if (!cJSON_IsObject(doc))
+		return nsg_fail(EINVAL, "%s is not a JSON object; unchanged", c->file);
+	rt = cJSON_GetObjectItemCaseSensitive(doc, "runtimes");
+	if (rt && !cJSON_IsObject(rt))
+		return nsg_fail(EINVAL, "%s: \"runtimes\" is not an object; unchanged", c->file);
+	if (add && !rt)
+		rt = cJSON_AddObjectToObject(doc, "runtimes");
+	for (size_t i = 0; rt && i < ARRAY_SIZE(all_tiers); i++) {
+		bool want = false;
+		cJSON *e = NULL;
+		char link[4096];
+
+		for (size_t k = 0; k < c->n_tiers; k++)
+			want |= strcmp(c->tiers[k], all_tiers[i]) == 0;
+		cJSON_DeleteItemFromObjectCaseSensitive(rt, all_tiers[i]);
+		if (!add || !want)
+			continue;
+		snprintf(link, sizeof(link), "%s/nsguard-runtime%s", c->bindir,
+			 all_tiers[i] + strlen("nsguard"));
+		e = cJSON_CreateObject();
+		if (!e || !cJSON_AddStringToObject(e, "path", link) ||
+		    !cJSON_AddItemToObject(rt, all_tiers[i], e)) {
+			cJSON_Delete(e);
+			return nsg_fail(ENOMEM, "out of memory");
+		}
+	}
+	if (!add && rt && !rt->child)
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, "runtimes");
+	{
+		cleanup_free char *p = cJSON_Print(doc);
+
+		if (!p || asprintf(out, "%s\n", p) < 0)
+			return nsg_fail(ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int docker_configure(const struct conf *c)
+{
+	cleanup_free char *text = NULL, *out = NULL, *orig = side_path(c->file, "orig"),
+			  *absent = side_path(c->file, "absent");
+	struct stat st = { .st_mode = 0644 };
+	bool existed;
+	size_t len;
+	int err;
+
+	if (!orig || !absent)
+		return nsg_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->n_tiers; i++) {
+		char link[4096];
+
+		snprintf(link, sizeof(link), "%s/nsguard-runtime%s", c->bindir,
+			 c->tiers[i] + strlen("nsguard"));
+		if (access(link, X_OK) < 0)
+			return nsg_fail(ENOENT, "%s: %s (make install makes the wrapper's links; "
+						"--bindir names another place)",
+					link, strerror(errno));
+	}
+	err = read_file(c->file, &text, &len, &existed) ?: docker_edit(c, text, len, true, &out);
+	if (err)
+		return err;
+	if (strcmp(text, out) == 0) {
+		printf("%s: already configured for %s\n", c->file, c->runtime);
+		return 0;
+	}
+	if (c->dry_run)
+		return show_diff(c->file, text, out);
+	/* The file as it was before the first configure: unconfigure's bytes. */
+	if (access(orig, F_OK) < 0 && access(absent, F_OK) < 0) {
+		err = existed ? write_text(orig, text, 0600) : write_text(absent, "", 0600);
+		if (err)
+			return nsg_fail_context(err, "keeping the original of %s", c->file);
+	}
+	if (existed)
+		stat(c->file, &st);
+	err = write_text(c->file, out, st.st_mode & 07777);
+	if (err)
+		return err;
+	printf("%s: %s configured (%zu runtime%s); restart dockerd\n", c->file, c->runtime,
+	       c->n_tiers, c->n_tiers == 1 ? "" : "s");
+	return 0;
+}
+
+static int docker_unconfigure(const struct conf *c)
+{
+	cleanup_free char *text = NULL, *out = NULL, *orig_text = NULL, *ours = NULL,
+			  *orig = side_path(c->file, "orig"), *absent = side_path(c->file, "absent");
+	struct stat st = { .st_mode = 0644 };
+	bool existed, had_orig, was_absent;
+	size_t len, olen = 0;
+	int err;
+
+	if (!orig || !absent)
+		return nsg_fail(ENOMEM, "out of memory");
+	err = read_file(c->file, &text, &len, &existed);
+	if (err)
+		return err;
+	was_absent = access(absent, F_OK) == 0;
+	err = read_file(orig, &orig_text, &olen, &had_orig);
+	if (err)
+		return err;
+	/* Unchanged since configure: the original, byte for byte. */
+	if (had_orig || was_absent) {
+		err = docker_edit(c, orig_text, olen, true, &ours);
+		if (err)
+			return err;
+		if (strcmp(ours, text) == 0) {
+			if (c->dry_run)
+				return show_diff(c->file, text, orig_text);
+			/* configure kept the file's mode: the one it had. */
+			stat(c->file, &st);
+			if (was_absent)
+				err = unlink(c->file) < 0 && errno != ENOENT ?
+					      nsg_fail(errno, "%s: %s", c->file, strerror(errno)) :
+					      0;
+			else
+				err = write_text(c->file, orig_text, st.st_mode & 07777);
+			if (err)
+				return err;
+			unlink(orig);
+			unlink(absent);
+			printf("%s: restored as it was before nsguard configure\n", c->file);
+			return 0;
+		}
+	}
+	/* Changed since: take out nsguard's entries only. */
+	if (!existed) {
+		printf("%s: nothing to unconfigure\n", c->file);
+		return 0;
+	}
+	err = docker_edit(c, text, len, false, &out);
+	if (err)
+		return err;
+	if (strcmp(text, out) == 0) {
+		printf("%s: nothing of nsguard's in it\n", c->file);
+	} else if (c->dry_run) {
+		return show_diff(c->file, text, out);
+	} else {
+		stat(c->file, &st);
+		err = write_text(c->file, out, st.st_mode & 07777);
+		if (err)
+			return err;
+		printf("%s: nsguard's runtimes removed (the file changed since configure, so "
+		       "the rest stays as it is now)\n",
+		       c->file);
+	}
+	unlink(orig);
+	unlink(absent);
+	return 0;
+}
+
+/* One hooks.d file (oci-hooks(5) 1.0.0) running this binary at stage. */
+static char *hook_json(const struct conf *c, const char *stage)
+{
+	char *t = NULL;
+
+	if (asprintf(&t,
+		     "{\n  \"version\": \"1.0.0\",\n  \"hook\": {\n    \"path\": \"%s/nsguard\",\n"
+		     "    \"args\": [\"nsguard\", \"hook\", \"%s\"],\n    \"timeout\": 30\n  },\n"
+		     "  \"when\": {\n    \"always\": true\n  },\n  \"stages\": [\"%s\"]\n}\n",
+		     c->bindir, stage, stage) < 0)
+		return NULL;
+	return t;
+}
+
+static int podman(const struct conf *c, bool add)
+{
+	static const char *const stages[] = { "createRuntime", "poststop" };
+	size_t changed = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(stages) && !err; i++) {
+		cleanup_free char *path = NULL, *want = hook_json(c, stages[i]), *text = NULL;
+		bool existed;
+		size_t len;
+
+		if (!want || asprintf(&path, "%s/nsguard-%s.json", c->file, stages[i]) < 0)
+			return nsg_fail(ENOMEM, "out of memory");
+		err = read_file(path, &text, &len, &existed);
+		if (err)
+			break;
+		if (add && existed && strcmp(text, want) == 0)
+			continue;
+		if (!add && !existed)
+			continue;
+		if (!add && strcmp(text, want) != 0) {
+			err = nsg_fail(EEXIST, "%s is not what configure wrote (edited?): left alone",
+				       path);
+			break;
+		}
+		changed++;
+		if (c->dry_run) {
+			err = show_diff(path, add ? text : want, add ? want : "");
+			continue;
+		}
+		if (add)
+			err = write_text(path, want, 0644);
+		else if (unlink(path) < 0)
+			err = nsg_fail(errno, "%s: %s", path, strerror(errno));
+	}
+	if (!err && !c->dry_run)
+		printf("%s: %s (%zu file%s changed)\n", c->file,
+		       changed ? (add ? "podman configured" : "podman unconfigured") :
+				 (add ? "already configured" : "nothing to unconfigure"),
+		       changed, changed == 1 ? "" : "s");
+	return err;
+}
+
+static int parse_tiers(struct conf *c)
+{
+	cleanup_free char *list = strdup(c->tiers_arg);
+	char *save = NULL;
+
+	if (!list)
+		return nsg_fail(ENOMEM, "out of memory");
+	c->n_tiers = 0;
+	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		size_t i = 0;
+
+		while (i < ARRAY_SIZE(all_tiers) && strcmp(t, all_tiers[i]) != 0)
+			i++;
+		if (i == ARRAY_SIZE(all_tiers))
+			return cmd_usage("--tiers: '%s' is not one of nsguard, nsguard-audit, "
+					 "nsguard-allow",
+					 t);
+		for (size_t k = 0; k < c->n_tiers; k++)
+			if (c->tiers[k] == all_tiers[i])
+				return cmd_usage("--tiers: %s given twice", t);
+		c->tiers[c->n_tiers++] = all_tiers[i];
+	}
+	return c->n_tiers ? 0 : cmd_usage("--tiers: no tier");
+}
+
+static int configure_opt(int opt, const char *arg, void *data)
+{
+	struct conf *c = data;
+
+	switch (opt) {
+	case 'n':
+		c->dry_run = true;
+		break;
+	case 'f':
+		c->file = arg;
+		break;
+	case 'b':
+		c->bindir = arg;
+		break;
+	case 't':
+		c->tiers_arg = arg; /* checked after the options: a usage error per option */
+		break;
+	}
+	return 0;
+}
+
+static int run(const char *cmd, int argc, char **argv, bool add)
+{
+	static const struct cmd_option opts[] = {
+		{ .name = "dry-run", .val = 'n', .help = "print what would change (diff -u), change nothing" },
+		{ .name = "file", .arg = "PATH", .val = 'f',
+		  .help = "the runtime's file (docker: /etc/docker/daemon.json) or directory "
+			  "(podman: /etc/containers/oci/hooks.d)" },
+		{ .name = "bindir", .arg = "DIR", .val = 'b',
+		  .help = "where nsguard and its runtime links are (default: this binary's)" },
+		{ .name = "tiers", .arg = "LIST", .val = 't',
+		  .help = "docker: the runtimes, of nsguard,nsguard-audit,nsguard-allow (all)" },
+		{},
+	};
+	struct conf c = { .tiers = { "nsguard", "nsguard-audit", "nsguard-allow" }, .n_tiers = 3 };
+	cleanup_free char *self = NULL;
+	const char *args[1] = { NULL };
+	int err;
+
+	err = cmd_options_args(cmd, argc, argv, opts, configure_opt, &c, args, 1);
+	if (err)
+		return err;
+	if (c.tiers_arg) {
+		err = parse_tiers(&c);
+		if (err)
+			return err;
+	}
+	c.runtime = args[0];
+	if (!c.runtime)
+		return cmd_usage("%s: RUNTIME missing (docker or podman)", cmd);
+	if (!c.bindir) {
+		self = realpath("/proc/self/exe", NULL);
+		if (!self)
+			return nsg_fail(errno, "cannot find this binary: %s", strerror(errno));
+		*strrchr(self, '/') = '\0';
+		c.bindir = self;
+	}
+	if (c.bindir[0] != '/')
+		return cmd_usage("%s: --bindir wants an absolute path", cmd);
+	if (strcmp(c.runtime, "docker") == 0) {
+		c.file = c.file ?: "/etc/docker/daemon.json";
+		return add ? docker_configure(&c) : docker_unconfigure(&c);
+	}
+	if (strcmp(c.runtime, "podman") == 0) {
+		c.file = c.file ?: "/etc/containers/oci/hooks.d";
+		return podman(&c, add);
+	}
+	if (strcmp(c.runtime, "containerd") == 0)
+		return nsg_fail(EOPNOTSUPP,
+				"%s containerd: not by this command yet; write the drop-in with "
+				"PREFIX/share/nsguard/containerd/nsguard-cri-dropin (examples/kubernetes.md)",
+				cmd);
+	return cmd_usage("%s: unknown runtime '%s' (docker, podman; containerd: see --help)", cmd,
+			 c.runtime);
+}
+
+int cmd_configure(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	return run("configure", argc, argv, true);
+}
+
+int cmd_unconfigure(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	return run("unconfigure", argc, argv, false);
+}

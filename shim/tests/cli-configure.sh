@@ -1,0 +1,110 @@
+#!/bin/bash
+# Host tests of `nsguard configure` and `unconfigure` (#31 item 1): they only
+# edit the runtimes' files (Docker's daemon.json, podman's hooks.d), here in
+# a temporary directory; nothing reaches bpf().  That dockerd and podman
+# then run guarded containers is shown in the guest (client-docker.sh).
+# The conditions are strings check() evaluates (SC2016).
+# shellcheck source=integration/tests/lib.sh disable=SC1091,SC2016
+. "$(dirname "$0")/../../integration/tests/lib.sh"
+
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/bin" "$t/d" "$t/hooks.d"
+cp "$NSGUARD" "$t/bin/nsguard" && NSG=$t/bin/nsguard
+for l in nsguard-runtime nsguard-runtime-audit nsguard-runtime-allow; do ln -s nsguard "$t/bin/$l"; done
+J=$t/d/daemon.json
+
+# run CMD...: rc, out, err.
+run() {
+	"$@" >"$t/out" 2>"$t/err"
+	rc=$?
+	out=$(cat "$t/out")
+	err=$(cat "$t/err")
+}
+# check NAME 'CONDITION': PASS when the condition (shell, evaluated) holds.
+check() {
+	local name=$1
+	shift
+	if eval "$1"; then
+		pass "cli/configure/$name"
+	else
+		fail "cli/configure/$name" "rc $rc; out: ${out:0:300}; err: ${err:0:300}"
+	fi
+}
+dk() { run "$NSG" "$1" --bindir "$t/bin" --file "$J" "${@:2}" docker; }
+
+# An admin's daemon.json: its own formatting, keys, a runtime of its own.
+cat >"$J" <<'EOF'
+{"log-level": "warn",
+   "max-concurrent-downloads": 3, "default-ulimits": {"nofile": {"Name": "nofile", "Hard": 65536, "Soft": 65536}},
+ "runtimes": {"kata": {"path": "/usr/bin/kata-runtime", "runtimeArgs": ["--debug"]}}}
+EOF
+chmod 640 "$J"
+cp -p "$J" "$t/before"
+
+dk configure --dry-run
+check dry-run-diff '[ "$rc" = 0 ] && grep -q "^+.*nsguard-runtime-audit" <<<"$out"'
+check dry-run-changes-nothing 'cmp -s "$J" "$t/before"'
+
+dk configure
+check configure '[ "$rc" = 0 ] && [[ $out == *"configured (3 runtimes)"* ]]'
+check keeps-other-keys '[ "$(jq -c '\''[."log-level", ."max-concurrent-downloads", ."default-ulimits", .runtimes.kata]'\'' "$J")" = \
+	'\''["warn",3,{"nofile":{"Name":"nofile","Hard":65536,"Soft":65536}},{"path":"/usr/bin/kata-runtime","runtimeArgs":["--debug"]}]'\'' ]'
+check runtimes '[ "$(jq -r '\''.runtimes | [.nsguard.path, ."nsguard-audit".path, ."nsguard-allow".path] | join(" ")'\'' "$J")" = \
+	"$t/bin/nsguard-runtime $t/bin/nsguard-runtime-audit $t/bin/nsguard-runtime-allow" ]'
+check mode-kept '[ "$(stat -c %a "$J")" = 640 ]'
+cp -p "$J" "$t/configured"
+dk configure
+check idempotent '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]] && cmp -s "$J" "$t/configured"'
+
+dk unconfigure
+check unconfigure-byte-identical '[ "$rc" = 0 ] && cmp -s "$J" "$t/before" && [ "$(stat -c %a "$J")" = 640 ]'
+check unconfigure-no-side-files '[ -z "$(find "$t/d" -name '\''.*nsguard*'\'')" ]'
+
+# Changed by the admin after configure: only nsguard's entries go.
+dk configure --tiers nsguard
+check tiers '[ "$rc" = 0 ] && [ "$(jq -r '\''.runtimes | keys | join(" ")'\'' "$J")" = "kata nsguard" ]'
+jq '. + {"debug": true}' "$J" >"$t/edited" && cat "$t/edited" >"$J"
+dk unconfigure
+check unconfigure-after-edit '[ "$rc" = 0 ] && [ "$(jq -c '\''[.debug, (.runtimes | keys)]'\'' "$J")" = '\''[true,["kata"]]'\'' ]'
+
+# No daemon.json before: configure creates it, unconfigure removes it.
+rm -f "$J"
+dk configure
+check configure-creates '[ "$rc" = 0 ] && [ "$(jq -r '\''.runtimes | keys | length'\'' "$J")" = 3 ]'
+dk unconfigure
+check unconfigure-removes-created '[ "$rc" = 0 ] && [ ! -e "$J" ]'
+
+# What dockerd (Go's encoding/json) could read otherwise is refused, unchanged.
+printf '{"runtimes": {}, "Runtimes": {"nsguard": {"path": "/tmp/evil"}}}\n' >"$J"
+cp "$J" "$t/before"
+dk configure
+check refuses-folded-key '[ "$rc" = 1 ] && [[ $err == *"unchanged"* ]] && cmp -s "$J" "$t/before"'
+printf '{"runtimes": [}' >"$J"
+cp "$J" "$t/before"
+dk configure
+check refuses-unparsable '[ "$rc" = 1 ] && cmp -s "$J" "$t/before"'
+rm -f "$J"
+run "$NSG" configure --bindir "$t/nowhere" --file "$J" docker
+check refuses-missing-links '[ "$rc" = 1 ] && [[ $err == *"nsguard-runtime"* ]] && [ ! -e "$J" ]'
+
+# podman: the hooks.d files naming this binary.
+pm() { run "$NSG" "$1" --bindir "$t/bin" --file "$t/hooks.d" "${@:2}" podman; }
+pm configure
+check podman-configure '[ "$rc" = 0 ] &&
+	[ "$(jq -r '\''[.hook.path, .hook.args[2], .stages[0], .when.always] | join(" ")'\'' "$t/hooks.d/nsguard-createRuntime.json")" = \
+		"$t/bin/nsguard createRuntime createRuntime true" ] &&
+	[ "$(jq -r .stages[0] "$t/hooks.d/nsguard-poststop.json")" = poststop ]'
+pm configure
+check podman-idempotent '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]]'
+echo ' ' >>"$t/hooks.d/nsguard-poststop.json"
+pm unconfigure
+check podman-edited-left-alone '[ "$rc" = 1 ] && [ -e "$t/hooks.d/nsguard-poststop.json" ]'
+rm "$t/hooks.d/nsguard-poststop.json"
+pm unconfigure
+check podman-unconfigure '[ "$rc" = 0 ] && [ -z "$(ls -A "$t/hooks.d")" ]'
+
+run "$NSG" configure --bindir "$t/bin" containerd
+check containerd-points-to-dropin '[ "$rc" = 1 ] && [[ $err == *"nsguard-cri-dropin"* ]]'
+run "$NSG" configure --bindir "$t/bin" nosuch
+check unknown-runtime '[ "$rc" = 2 ]'
