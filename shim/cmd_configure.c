@@ -39,7 +39,9 @@
 #define CONF_MAX (1u << 20)
 
 struct conf {
-	const char *runtime, *file, *bindir, *tiers_arg;
+	const char *runtime, *file, *bindir, *tiers_arg, *share, *containerd;
+	const char *extra[8]; /* containerd: more runtimes files (--extra) */
+	size_t n_extra;
 	bool dry_run;
 	const char *tiers[3];
 	size_t n_tiers;
@@ -372,6 +374,170 @@ static int podman(const struct conf *c, bool add)
 	return err;
 }
 
+/* Run argv (argv[0] looked up in PATH); its output is the user's. */
+static int run_cmd(char *const argv[])
+{
+	pid_t pid;
+	int status = 0;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "nsguard: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return nsg_fail(errno, "%s: %s", argv[0], strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return nsg_fail(EIO, "%s failed (status %d)", argv[0],
+				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
+}
+
+/* Run argv and take its standard output (malloc'd). */
+static int capture(char *const argv[], char **out)
+{
+	int fds[2], status = 0, err;
+	size_t len = 0;
+	pid_t pid;
+
+	*out = NULL;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return nsg_fail(errno, "pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	err = pid < 0 ? -errno : read_capped(fds[0], CONF_MAX, out, &len);
+	close(fds[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (err)
+		return nsg_fail(-err, "%s: %s", argv[0], strerror(-err));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return nsg_fail(EIO, "%s failed (status %d)", argv[0],
+				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
+}
+
+/* DIR/conf.d/nsguard.toml beside config.toml: the drop-in's name. */
+static char *dropin_path(const char *config)
+{
+	cleanup_free char *dir = NULL, *base = NULL;
+	char *p = NULL;
+
+	if (split(config, &dir, &base) < 0 || asprintf(&p, "%s/conf.d/nsguard.toml", dir) < 0)
+		return NULL;
+	return p;
+}
+
+/* Whether `containerd config dump` of config lists path among its imports. */
+static bool imported(const struct conf *c, const char *path)
+{
+	cleanup_free char *cmd = NULL, *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f;
+
+	if (asprintf(&cmd, "'%s' --config '%s' config dump 2>/dev/null", c->containerd, c->file) < 0)
+		return false;
+	f = popen(cmd, "r");
+	while (f && getline(&line, &cap, f) > 0)
+		if (strncmp(line, "imports = ", 10) == 0 && strstr(line, path))
+			found = true;
+	if (f)
+		pclose(f);
+	return found;
+}
+
+/*
+ * containerd 1.6/1.7: the drop-in nsguard-cri-dropin writes (the node's CRI
+ * section, which an import replaces whole, plus the handlers), in
+ * conf.d/nsguard.toml beside config.toml, which config.toml must import:
+ * nsguard never edits config.toml, so it needs no TOML writer.
+ */
+static int containerd(const struct conf *c, bool add)
+{
+	cleanup_free char *dropin = dropin_path(c->file), *script = NULL, *runtimes = NULL,
+			  *text = NULL;
+	char *argv[24];
+	size_t n = 0, len;
+	bool existed;
+	int err;
+
+	if (!dropin || asprintf(&script, "%s/nsguard-cri-dropin", c->share) < 0 ||
+	    asprintf(&runtimes, "%s/nsguard-runtimes.toml", c->share) < 0)
+		return nsg_fail(ENOMEM, "out of memory");
+	err = read_file(dropin, &text, &len, &existed);
+	if (err)
+		return err;
+	if (existed && !strstr(text, "# containerd CRI drop-in written by nsguard-cri-dropin"))
+		return nsg_fail(EEXIST, "%s is not nsguard's drop-in: left alone", dropin);
+	if (!add) {
+		if (!existed) {
+			printf("%s: nothing to unconfigure\n", dropin);
+			return 0;
+		}
+		if (c->dry_run)
+			return show_diff(dropin, text, "");
+		if (unlink(dropin) < 0)
+			return nsg_fail(errno, "%s: %s", dropin, strerror(errno));
+		printf("%s: removed; restart containerd\n", dropin);
+		return 0;
+	}
+	if (access(script, X_OK) < 0 || access(runtimes, R_OK) < 0)
+		return nsg_fail(ENOENT, "%s or %s: %s (make install puts them there; --share names "
+					"another place)",
+				script, runtimes, strerror(errno));
+	argv[n++] = script;
+	argv[n++] = (char *)"--config";
+	argv[n++] = (char *)c->file;
+	argv[n++] = (char *)"--containerd";
+	argv[n++] = (char *)c->containerd;
+	if (c->dry_run)
+		argv[n++] = (char *)"--print"; /* what it would write; the old one kept */
+	argv[n++] = (char *)"--output";
+	argv[n++] = dropin;
+	argv[n++] = runtimes;
+	for (size_t i = 0; i < c->n_extra; i++)
+		argv[n++] = (char *)c->extra[i];
+	argv[n] = NULL;
+	if (c->dry_run) {
+		cleanup_free char *out = NULL;
+
+		err = capture(argv, &out);
+		if (err)
+			return err;
+		if (strcmp(text, out) == 0) {
+			printf("%s: already configured\n", dropin);
+			return 0;
+		}
+		return show_diff(dropin, text, out);
+	}
+	err = mkdir_p(strrchr(dropin, '/') ? dirname(strdupa(dropin)) : ".", 0755);
+	if (err)
+		return nsg_fail(-err, "%s: %s", dropin, strerror(-err));
+	err = run_cmd(argv);
+	if (err)
+		return err;
+	/* Written: but does config.toml import it?  Else it would sit there unread. */
+	if (!imported(c, dropin)) {
+		unlink(dropin);
+		return nsg_fail(ENOENT,
+				"%s does not import %s, so containerd would not read it (removed "
+				"again): add \"%s/*.toml\" to imports = [...] in %s, then run this "
+				"again",
+				c->file, dropin, dirname(strdupa(dropin)), c->file);
+	}
+	printf("%s: containerd configured; restart containerd\n", dropin);
+	return 0;
+}
+
 static int parse_tiers(struct conf *c)
 {
 	cleanup_free char *list = strdup(c->tiers_arg);
@@ -414,6 +580,17 @@ static int configure_opt(int opt, const char *arg, void *data)
 	case 't':
 		c->tiers_arg = arg; /* checked after the options: a usage error per option */
 		break;
+	case 's':
+		c->share = arg;
+		break;
+	case 'c':
+		c->containerd = arg;
+		break;
+	case 'x':
+		if (c->n_extra == ARRAY_SIZE(c->extra))
+			return cmd_usage("--extra: at most %zu files", ARRAY_SIZE(c->extra));
+		c->extra[c->n_extra++] = arg;
+		break;
 	}
 	return 0;
 }
@@ -429,10 +606,16 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 		  .help = "where nsguard and its runtime links are (default: this binary's)" },
 		{ .name = "tiers", .arg = "LIST", .val = 't',
 		  .help = "docker: the runtimes, of nsguard,nsguard-audit,nsguard-allow (all)" },
+		{ .name = "share", .arg = "DIR", .val = 's',
+		  .help = "containerd: nsguard-cri-dropin and the handlers (BINDIR/../share/nsguard/containerd)" },
+		{ .name = "containerd", .arg = "PATH", .val = 'c',
+		  .help = "containerd: the binary that reads the config (containerd)" },
+		{ .name = "extra", .arg = "FILE", .val = 'x', .repeat = true,
+		  .help = "containerd: more handlers (nsguard-base-spec.toml)" },
 		{},
 	};
 	struct conf c = { .tiers = { "nsguard", "nsguard-audit", "nsguard-allow" }, .n_tiers = 3 };
-	cleanup_free char *self = NULL;
+	cleanup_free char *self = NULL, *share = NULL;
 	const char *args[1] = { NULL };
 	int err;
 
@@ -446,7 +629,7 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 	}
 	c.runtime = args[0];
 	if (!c.runtime)
-		return cmd_usage("%s: RUNTIME missing (docker or podman)", cmd);
+		return cmd_usage("%s: RUNTIME missing (containerd, docker or podman)", cmd);
 	if (!c.bindir) {
 		self = realpath("/proc/self/exe", NULL);
 		if (!self)
@@ -464,13 +647,15 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 		c.file = c.file ?: "/etc/containers/oci/hooks.d";
 		return podman(&c, add);
 	}
-	if (strcmp(c.runtime, "containerd") == 0)
-		return nsg_fail(EOPNOTSUPP,
-				"%s containerd: not by this command yet; write the drop-in with "
-				"PREFIX/share/nsguard/containerd/nsguard-cri-dropin (examples/kubernetes.md)",
-				cmd);
-	return cmd_usage("%s: unknown runtime '%s' (docker, podman; containerd: see --help)", cmd,
-			 c.runtime);
+	if (strcmp(c.runtime, "containerd") == 0) {
+		if (!c.share && asprintf(&share, "%s/../share/nsguard/containerd", c.bindir) < 0)
+			return nsg_fail(ENOMEM, "out of memory");
+		c.share = c.share ?: share;
+		c.file = c.file ?: "/etc/containerd/config.toml";
+		c.containerd = c.containerd ?: "containerd";
+		return containerd(&c, add);
+	}
+	return cmd_usage("%s: unknown runtime '%s' (containerd, docker, podman)", cmd, c.runtime);
 }
 
 int cmd_configure(struct cmd_ctx *ctx, int argc, char **argv)

@@ -66,6 +66,10 @@ cd_wrappers() {
 	sed "s|@BINDIR@|$(dirname "$self")|" "$EXAMPLES/nsguard-base-spec.json.in" \
 		>"$CD/nsguard-base-spec.json"
 	sed "s|@BINDIR@|$CD/bin|" "$EXAMPLES/nsguard-runtimes.toml.in" >"$CD/runtimes.toml"
+	# What make install puts in PREFIX/share/nsguard/containerd.
+	mkdir -p "$CD/share"
+	cp "$EXAMPLES/nsguard-cri-dropin" "$CD/runtimes.toml" "$CD/share/"
+	mv "$CD/share/runtimes.toml" "$CD/share/nsguard-runtimes.toml"
 	sed "s|@CONTAINERDDIR@|$CD|" "$EXAMPLES/nsguard-base-spec.toml.in" >"$CD/base-spec.toml"
 	# Test only: a handler that passes every annotation through, for the
 	# tenant's forged io.kubernetes.cri.* keys.
@@ -84,9 +88,9 @@ EOF
 # a second run gives the same file, a change to config.toml's CRI section
 # made afterwards reaches the next one, it is mode 0600 (registry
 # credentials), and a drop-in containerd cannot read is never left in place.
-dropin() { # [RUNTIMES...]: nsguard-cri-dropin into conf.d
-	"$EXAMPLES/nsguard-cri-dropin" --config "$CD/config.toml" --output "$CD/conf.d/nsguard.toml" \
-		"${@:-$CD/runtimes.toml}" "$CD/base-spec.toml" "$CD/wide.toml" >"$CD/dropin.out" 2>&1
+dropin() { # nsguard configure containerd, as a node runs it (#31): conf.d/nsguard.toml
+	"$NSGUARD" configure --bindir "$CD/bin" --share "$CD/share" --file "$CD/config.toml" \
+		--extra "$CD/base-spec.toml" --extra "$CD/wide.toml" containerd >"$CD/dropin.out" 2>&1
 }
 case_dropin() {
 	local dump before want
@@ -111,7 +115,8 @@ case_dropin() {
 	# Handlers containerd cannot read (a table twice): refused, the old file kept.
 	before=$(md5sum <"$CD/conf.d/nsguard.toml")
 	cat "$CD/runtimes.toml" "$CD/runtimes.toml" >"$CD/twice.toml"
-	if dropin "$CD/twice.toml"; then
+	if "$EXAMPLES/nsguard-cri-dropin" --config "$CD/config.toml" --output "$CD/conf.d/nsguard.toml" \
+		"$CD/twice.toml" >"$CD/dropin.out" 2>&1; then
 		CT_WHY="a drop-in with a table twice was written"
 		return 1
 	fi

@@ -104,7 +104,38 @@ rm "$t/hooks.d/nsguard-poststop.json"
 pm unconfigure
 check podman-unconfigure '[ "$rc" = 0 ] && [ -z "$(ls -A "$t/hooks.d")" ]'
 
-run "$NSG" configure --bindir "$t/bin" containerd
-check containerd-points-to-dropin '[ "$rc" = 1 ] && [[ $err == *"nsguard-cri-dropin"* ]]'
 run "$NSG" configure --bindir "$t/bin" nosuch
 check unknown-runtime '[ "$rc" = 2 ]'
+
+# containerd: the drop-in beside config.toml (which nsguard never edits),
+# written by nsguard-cri-dropin from containerd's own reading of its config
+# (`containerd config dump` parses; no daemon runs).
+if command -v containerd >/dev/null; then
+	C=$t/ctd
+	mkdir -p "$C/share"
+	containerd config default | sed "s|^imports = \[\]|imports = [\"$C/conf.d/*.toml\"]|" >"$C/config.toml"
+	cp -p "$C/config.toml" "$t/ctd-before"
+	cp examples/containerd/nsguard-cri-dropin "$C/share/"
+	sed "s|@BINDIR@|$t/bin|" examples/containerd/nsguard-runtimes.toml.in >"$C/share/nsguard-runtimes.toml"
+	ct() { run "$NSG" "$1" --bindir "$t/bin" --share "$C/share" --file "$C/config.toml" "${@:2}" containerd; }
+	ct configure --dry-run
+	check containerd-dry-run '[ "$rc" = 0 ] && grep -q "^+.*runtimes.nsguard-audit" <<<"$out" && [ ! -e "$C/conf.d/nsguard.toml" ]'
+	ct configure
+	check containerd-configure '[ "$rc" = 0 ] && [ "$(stat -c %a "$C/conf.d/nsguard.toml")" = 600 ] &&
+		containerd --config "$C/config.toml" config dump | grep -qF "BinaryName = \"$t/bin/nsguard-runtime-audit\"" &&
+		cmp -s "$C/config.toml" "$t/ctd-before"'
+	# shellcheck disable=SC2034 # read by the condition
+	md5=$(md5sum <"$C/conf.d/nsguard.toml")
+	ct configure
+	check containerd-idempotent '[ "$rc" = 0 ] && [ "$(md5sum <"$C/conf.d/nsguard.toml")" = "$md5" ]'
+	ct configure --dry-run
+	check containerd-dry-run-configured '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]]'
+	ct unconfigure
+	check containerd-unconfigure '[ "$rc" = 0 ] && [ ! -e "$C/conf.d/nsguard.toml" ] && cmp -s "$C/config.toml" "$t/ctd-before"'
+	# A config.toml that imports nothing: refused, nothing left behind.
+	containerd config default >"$C/config.toml"
+	ct configure
+	check containerd-needs-imports '[ "$rc" = 1 ] && [[ $err == *"does not import"* ]] && [ ! -e "$C/conf.d/nsguard.toml" ]'
+else
+	skip cli/configure/containerd "no containerd binary (make deps-test)"
+fi
