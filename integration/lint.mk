@@ -25,6 +25,7 @@ $(LINT)/obj/%.o: shim/%.c $(BUILD)/nsguard.skel.h | $(LINT)/obj
 	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -Werror -MMD -MP -c $< -o $@
 
 $(LINT)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'
+$(LINT)/obj/main.o $(LINT)/obj/guard.o: $(BUILD)/commit.h
 
 $(LINT)/obj:
 	$(Q)mkdir -p $@

@@ -70,6 +70,43 @@ static int read_file(const char *path, char **text, size_t *len, bool *existed)
 	return 0;
 }
 
+/*
+ * configure makes root run what it names (dockerd and containerd run the
+ * wrapper, configure runs nsguard-cri-dropin): path, links resolved, and
+ * every directory above it must be root's and written by no one else (a
+ * world-writable directory only with the sticky bit, as /tmp).
+ */
+static int trusted(const char *path)
+{
+	cleanup_free char *real = realpath(path, NULL);
+	struct stat st;
+	char *p;
+
+	if (!real)
+		return nsg_fail(errno, "%s: %s", path, strerror(errno));
+	for (p = real;; p++) {
+		char c = *p;
+		bool sticky_ok;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (lstat(real[0] ? real : "/", &st) < 0)
+			return nsg_fail(errno, "%s: %s", real[0] ? real : "/", strerror(errno));
+		sticky_ok = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX);
+		if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_ok))
+			return nsg_fail(EPERM,
+					"%s: %s is not root's alone (owner %u, mode %04o): root "
+					"would run what others can change; install it with make "
+					"install",
+					path, real[0] ? real : "/", (unsigned)st.st_uid,
+					(unsigned)(st.st_mode & 07777));
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}
+
 /* dir and base name of path, for write_file_atomic. */
 static int split(const char *path, char **dir, char **base)
 {
@@ -151,20 +188,59 @@ static int show_diff(const char *path, const char *old, const char *new)
 		       0;
 }
 
+/*
+ * Numbers cJSON carries over exactly: integers of at most 15 digits.  It
+ * keeps doubles; 9223372036854775807 would come back as 9.2233720368547758e+18,
+ * which dockerd's int64 fields refuse.  Outside strings only.
+ */
+static int plain_numbers(const char *t, size_t len, const char *what)
+{
+	for (size_t i = 0; i < len; i++) {
+		size_t start = i, digits = 0;
+		bool other = false;
+
+		if (t[i] == '"') {
+			for (i++; i < len && t[i] != '"'; i++)
+				if (t[i] == '\\')
+					i++;
+			continue;
+		}
+		if (t[i] != '-' && (t[i] < '0' || t[i] > '9'))
+			continue;
+		for (; i < len && strchr("+-0123456789.eE", t[i]); i++) {
+			digits += t[i] >= '0' && t[i] <= '9';
+			other |= t[i] == '.' || t[i] == 'e' || t[i] == 'E';
+		}
+		if (digits > 15 || other)
+			return nsg_fail(EINVAL,
+					"%s: byte %zu: the number %.*s would not be written back "
+					"exactly; unchanged (add nsguard's runtimes by hand, "
+					"examples/docker/daemon.json.in)",
+					what, start, (int)(i - start > 40 ? 40 : i - start), t + start);
+		i--;
+	}
+	return 0;
+}
+
 /* daemon.json with our runtimes set (add) or removed: *out malloc'd. */
-static int docker_edit(const struct conf *c, const char *text, size_t len, bool add, char **out)
+static int docker_edit(const struct conf *c, const char *text, size_t len, bool add, char **out,
+		       size_t *changed)
 {
 	cleanup_cjson cJSON *doc = NULL;
 	cJSON *rt;
 	int err;
 
 	*out = NULL;
+	*changed = 0;
 	if (len == 0)
 		text = "{}", len = 2;
 	/* dockerd reads it with Go's encoding/json: what it could read otherwise, refused. */
 	err = json_strict_check(text, len, c->file, docker_keys);
 	if (err)
 		return nsg_fail_context(err, "%s unchanged", c->file);
+	err = plain_numbers(text, len, c->file);
+	if (err)
+		return err;
 	doc = cJSON_ParseWithLength(text, len);
 	if (!cJSON_IsObject(doc))
 		return nsg_fail(EINVAL, "%s is not a JSON object; unchanged", c->file);
@@ -180,14 +256,45 @@ static int docker_edit(const struct conf *c, const char *text, size_t len, bool 
 
 		for (size_t k = 0; k < c->n_tiers; k++)
 			want |= strcmp(c->tiers[k], all_tiers[i]) == 0;
-		cJSON_DeleteItemFromObjectCaseSensitive(rt, all_tiers[i]);
-		if (!add || !want)
-			continue;
 		snprintf(link, sizeof(link), "%s/nsguard-runtime%s", c->bindir,
 			 all_tiers[i] + strlen("nsguard"));
 		e = cJSON_CreateObject();
-		if (!e || !cJSON_AddStringToObject(e, "path", link) ||
-		    !cJSON_AddItemToObject(rt, all_tiers[i], e)) {
+		if (!e || !cJSON_AddStringToObject(e, "path", link)) {
+			cJSON_Delete(e);
+			return nsg_fail(ENOMEM, "out of memory");
+		}
+		/*
+		 * An entry of that name with other settings (runtimeArgs naming
+		 * a stricter --config, say) is the admin's: never replaced.
+		 */
+		{
+			cJSON *have = cJSON_GetObjectItemCaseSensitive(rt, all_tiers[i]);
+
+			if (have && !cJSON_Compare(have, e, true) && !add) {
+				cJSON_Delete(e); /* unconfigure: not ours, stays */
+				continue;
+			}
+			if (have && !cJSON_Compare(have, e, true)) {
+				cJSON_Delete(e);
+				return nsg_fail(EEXIST,
+						"%s: runtimes.%s is there with other settings than "
+						"nsguard's: left alone (remove it to let configure "
+						"write it); unchanged",
+						c->file, all_tiers[i]);
+			}
+		}
+		{
+			bool had = cJSON_GetObjectItemCaseSensitive(rt, all_tiers[i]) != NULL;
+
+			/* Counted: an entry that goes, or one that is not there yet. */
+			*changed += had != (add && want);
+		}
+		cJSON_DeleteItemFromObjectCaseSensitive(rt, all_tiers[i]);
+		if (!add || !want) {
+			cJSON_Delete(e);
+			continue;
+		}
+		if (!cJSON_AddItemToObject(rt, all_tiers[i], e)) {
 			cJSON_Delete(e);
 			return nsg_fail(ENOMEM, "out of memory");
 		}
@@ -208,8 +315,8 @@ static int docker_configure(const struct conf *c)
 	cleanup_free char *text = NULL, *out = NULL, *orig = side_path(c->file, "orig"),
 			  *absent = side_path(c->file, "absent");
 	struct stat st = { .st_mode = 0644 };
+	size_t len, changed = 0;
 	bool existed;
-	size_t len;
 	int err;
 
 	if (!orig || !absent)
@@ -223,11 +330,15 @@ static int docker_configure(const struct conf *c)
 			return nsg_fail(ENOENT, "%s: %s (make install makes the wrapper's links; "
 						"--bindir names another place)",
 					link, strerror(errno));
+		err = trusted(link);
+		if (err)
+			return err;
 	}
-	err = read_file(c->file, &text, &len, &existed) ?: docker_edit(c, text, len, true, &out);
+	err = read_file(c->file, &text, &len, &existed) ?:
+	      docker_edit(c, text, len, true, &out, &changed);
 	if (err)
 		return err;
-	if (strcmp(text, out) == 0) {
+	if (!changed) {
 		printf("%s: already configured for %s\n", c->file, c->runtime);
 		return 0;
 	}
@@ -255,7 +366,7 @@ static int docker_unconfigure(const struct conf *c)
 			  *orig = side_path(c->file, "orig"), *absent = side_path(c->file, "absent");
 	struct stat st = { .st_mode = 0644 };
 	bool existed, had_orig, was_absent;
-	size_t len, olen = 0;
+	size_t len, olen = 0, changed = 0;
 	int err;
 
 	if (!orig || !absent)
@@ -269,7 +380,7 @@ static int docker_unconfigure(const struct conf *c)
 		return err;
 	/* Unchanged since configure: the original, byte for byte. */
 	if (had_orig || was_absent) {
-		err = docker_edit(c, orig_text, olen, true, &ours);
+		err = docker_edit(c, orig_text, olen, true, &ours, &changed);
 		if (err)
 			return err;
 		if (strcmp(ours, text) == 0) {
@@ -296,10 +407,10 @@ static int docker_unconfigure(const struct conf *c)
 		printf("%s: nothing to unconfigure\n", c->file);
 		return 0;
 	}
-	err = docker_edit(c, text, len, false, &out);
+	err = docker_edit(c, text, len, false, &out, &changed);
 	if (err)
 		return err;
-	if (strcmp(text, out) == 0) {
+	if (!changed) {
 		printf("%s: nothing of nsguard's in it\n", c->file);
 	} else if (c->dry_run) {
 		return show_diff(c->file, text, out);
@@ -320,13 +431,24 @@ static int docker_unconfigure(const struct conf *c)
 /* One hooks.d file (oci-hooks(5) 1.0.0) running this binary at stage. */
 static char *hook_json(const struct conf *c, const char *stage)
 {
+	cleanup_cjson cJSON *o = cJSON_CreateObject();
+	cleanup_free char *path = NULL, *text = NULL;
+	const char *args[] = { "nsguard", "hook", stage };
+	cJSON *hook, *when;
 	char *t = NULL;
 
-	if (asprintf(&t,
-		     "{\n  \"version\": \"1.0.0\",\n  \"hook\": {\n    \"path\": \"%s/nsguard\",\n"
-		     "    \"args\": [\"nsguard\", \"hook\", \"%s\"],\n    \"timeout\": 30\n  },\n"
-		     "  \"when\": {\n    \"always\": true\n  },\n  \"stages\": [\"%s\"]\n}\n",
-		     c->bindir, stage, stage) < 0)
+	if (!o || asprintf(&path, "%s/nsguard", c->bindir) < 0)
+		return NULL;
+	hook = cJSON_AddObjectToObject(o, "hook");
+	when = cJSON_AddObjectToObject(o, "when");
+	if (!cJSON_AddStringToObject(o, "version", "1.0.0") || !hook || !when ||
+	    !cJSON_AddStringToObject(hook, "path", path) ||
+	    !cJSON_AddItemToObject(hook, "args", cJSON_CreateStringArray(args, 3)) ||
+	    !cJSON_AddNumberToObject(hook, "timeout", 30) || !cJSON_AddTrueToObject(when, "always") ||
+	    !cJSON_AddItemToObject(o, "stages", cJSON_CreateStringArray(&stage, 1)))
+		return NULL;
+	text = cJSON_Print(o);
+	if (!text || asprintf(&t, "%s\n", text) < 0)
 		return NULL;
 	return t;
 }
@@ -336,6 +458,16 @@ static int podman(const struct conf *c, bool add)
 	static const char *const stages[] = { "createRuntime", "poststop" };
 	size_t changed = 0;
 	int err = 0;
+
+	if (add) {
+		cleanup_free char *self = NULL;
+
+		if (asprintf(&self, "%s/nsguard", c->bindir) < 0)
+			return nsg_fail(ENOMEM, "out of memory");
+		err = trusted(self);
+		if (err)
+			return err;
+	}
 
 	for (size_t i = 0; i < ARRAY_SIZE(stages) && !err; i++) {
 		cleanup_free char *path = NULL, *want = hook_json(c, stages[i]), *text = NULL;
@@ -439,20 +571,22 @@ static char *dropin_path(const char *config)
 /* Whether `containerd config dump` of config lists path among its imports. */
 static bool imported(const struct conf *c, const char *path)
 {
-	cleanup_free char *cmd = NULL, *line = NULL;
-	size_t cap = 0;
-	bool found = false;
-	FILE *f;
+	char *const argv[] = { (char *)c->containerd, (char *)"--config", (char *)c->file,
+			       (char *)"config", (char *)"dump", NULL };
+	cleanup_free char *dump = NULL, *quoted = NULL;
+	char *start, *end;
 
-	if (asprintf(&cmd, "'%s' --config '%s' config dump 2>/dev/null", c->containerd, c->file) < 0)
+	if (capture(argv, &dump) < 0 || asprintf(&quoted, "\"%s\"", path) < 0) {
+		nsg_clear_error();
 		return false;
-	f = popen(cmd, "r");
-	while (f && getline(&line, &cap, f) > 0)
-		if (strncmp(line, "imports = ", 10) == 0 && strstr(line, path))
-			found = true;
-	if (f)
-		pclose(f);
-	return found;
+	}
+	/* imports = ["...", ...], on one line or more. */
+	start = strstr(dump, "\nimports = [");
+	end = start ? strchr(start, ']') : NULL;
+	if (!end)
+		return false;
+	*end = '\0';
+	return strstr(start, quoted) != NULL;
 }
 
 /*
@@ -494,6 +628,11 @@ static int containerd(const struct conf *c, bool add)
 		return nsg_fail(ENOENT, "%s or %s: %s (make install puts them there; --share names "
 					"another place)",
 				script, runtimes, strerror(errno));
+	err = trusted(script) ?: trusted(runtimes);
+	for (size_t i = 0; !err && i < c->n_extra; i++)
+		err = trusted(c->extra[i]);
+	if (err)
+		return err;
 	argv[n++] = script;
 	argv[n++] = (char *)"--config";
 	argv[n++] = (char *)c->file;
@@ -527,14 +666,21 @@ static int containerd(const struct conf *c, bool add)
 		return err;
 	/* Written: but does config.toml import it?  Else it would sit there unread. */
 	if (!imported(c, dropin)) {
-		unlink(dropin);
+		/* As it was: the old drop-in back, or none. */
+		if (existed)
+			write_text(dropin, text, 0600);
+		else
+			unlink(dropin);
 		return nsg_fail(ENOENT,
-				"%s does not import %s, so containerd would not read it (removed "
-				"again): add \"%s/*.toml\" to imports = [...] in %s, then run this "
-				"again",
+				"%s does not import %s, so containerd would not read it (left as "
+				"it was): add \"%s/*.toml\" to imports = [...] in %s, then run "
+				"this again",
 				c->file, dropin, dirname(strdupa(dropin)), c->file);
 	}
-	printf("%s: containerd configured; restart containerd\n", dropin);
+	printf("%s: containerd configured; restart containerd.  It holds config.toml's CRI "
+	       "section as it is now and wins over it: run this again after every change "
+	       "to that section\n",
+	       dropin);
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct idmap {
 	__u64 cgroup_id;
 	char *id;
 	struct pod_identity identity;
+	bool retired; /* from /run/nsguard/gone: a live record may take it over */
 };
 
 struct monitor {
@@ -72,6 +73,7 @@ static int ids_add(const struct nsguard_record *rec, void *data)
 		m->cap_ids = m->cap_ids * 2 + 8;
 	}
 	m->ids[m->n_ids].cgroup_id = rec->cgroup_id;
+	m->ids[m->n_ids].retired = false;
 	m->ids[m->n_ids].id = strdup(rec->id);
 	if (!m->ids[m->n_ids].id)
 		return -ENOMEM;
@@ -87,9 +89,19 @@ static const struct idmap *ids_lookup(struct monitor *m, __u64 cgroup_id)
 {
 	time_t now = time(NULL);
 
-	for (size_t i = 0; i < m->n_ids; i++)
-		if (m->ids[i].cgroup_id == cgroup_id)
+	for (size_t i = 0; i < m->n_ids; i++) {
+		struct nsguard_record rec = { 0 };
+
+		if (m->ids[i].cgroup_id != cgroup_id)
+			continue;
+		/* A retired name holds only while no live record has the cgroup. */
+		if (!m->ids[i].retired || record_read_cgroup(NSGUARD_RECORD_DIR, cgroup_id, &rec) < 0)
 			return &m->ids[i];
+		record_free(&rec);
+		nsg_clear_error();
+		m->last_miss = 0; /* reload now */
+		break;
+	}
 	/* A container started after us: reload, but not once per event. */
 	if (cgroup_id == m->last_miss && now - m->last_miss_at < 2)
 		return NULL;
@@ -107,8 +119,10 @@ static const struct idmap *ids_lookup(struct monitor *m, __u64 cgroup_id)
 		if (err == 0)
 			err = ids_add(&rec, m);
 		record_free(&rec);
-		if (err == 0)
+		if (err == 0) {
+			m->ids[m->n_ids - 1].retired = true;
 			return &m->ids[m->n_ids - 1];
+		}
 	}
 	m->last_miss = cgroup_id;
 	m->last_miss_at = now;
@@ -306,8 +320,17 @@ static void report_drops(struct monitor *m, struct guard *g, __u64 *last)
 		nsg_clear_error();
 		return;
 	}
-	if (st.events_dropped > *last)
+	if (st.events_dropped > *last) {
+		/* The other readers hear of it too. */
+		if (m->logging) {
+			cleanup_cjson cJSON *o = cJSON_CreateObject();
+
+			if (!o || !json_add_u64(o, "dropped", st.events_dropped - *last) ||
+			    evlog_append(&m->log, o) < 0)
+				nsg_clear_error();
+		}
 		emit_dropped(m, st.events_dropped - *last);
+	}
 	*last = st.events_dropped;
 }
 
@@ -438,6 +461,7 @@ static int follow(struct monitor *m)
 		}
 		/* Every second: is the collector still there? */
 		if (++n % 10 == 0) {
+			/* Just read to the end: the last collector's lines are ours. */
 			err = evlog_try_collect(&m->log);
 			if (err)
 				return err;

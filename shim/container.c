@@ -241,8 +241,15 @@ int container_guard(const struct container_env *env, const struct container_spec
 	pol->cgroup_id = cgid;
 	/* A new link whose policy write fails stays and denies (detach --cgroup). */
 	err = env->attach(cgfd, cgid, pol, &link_pin);
-	if (err)
+	/*
+	 * Another build's pins this hook may not move (an older nsguard on the
+	 * route the container's creator chose): never opened, or fail-mode
+	 * open would start it unguarded on that route every time.
+	 */
+	if (err) {
+		*claim_refused = *claim_refused || err == -ESTALE;
 		goto out;
+	}
 
 	rec.id = (char *)id;
 	rec.cgroup_path = (char *)cgroup_path;
@@ -258,6 +265,8 @@ int container_guard(const struct container_env *env, const struct container_spec
 		/* Without a record nothing would ever detach it. */
 		if (!had_link)
 			env->detach(cgid);
+		/* A full /run may be other containers' doing: never opened. */
+		*claim_refused = *claim_refused || err == -ENOSPC || err == -EDQUOT;
 		nsg_fail_context(err, "writing the record of container %s", id);
 		goto out;
 	}

@@ -53,9 +53,12 @@ static int open_upgrading(struct guard *g)
 	/*
 	 * Forward only: a hook of an older build (one left on disk, a second
 	 * registration) must not move the whole node back to its program.  A
-	 * set of this build's that lacks a pin is rebuilt all the same.
+	 * build of unknown time (0: no git, no SOURCE_DATE_EPOCH) moves none;
+	 * pins without a seq marker (0) come from before markers, so any
+	 * dated build is newer.  A set of this build's that lacks a pin is
+	 * rebuilt all the same.
 	 */
-	if (ours <= theirs && !guard_pinned_abi_is_ours(NSGUARD_PIN_DIR))
+	if ((ours == 0 || ours <= theirs) && !guard_pinned_abi_is_ours(NSGUARD_PIN_DIR))
 		return nsg_fail_context(err,
 					"this nsguard (build %llu) is not newer than the pinned "
 					"program's (build %llu), so its hook does not move the "

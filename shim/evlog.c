@@ -95,8 +95,9 @@ int evlog_try_collect(struct evlog *l)
 			return 0;
 		return nsg_fail(errno, "%s: flock: %s", l->lock, strerror(errno));
 	}
-	/* Ours: write where the last collector stopped, numbering on. */
-	l->seq = last_seq(l->path);
+	/* Ours: write where the last collector stopped, numbering on (from
+	 * the old file when it stopped right after a rotation). */
+	l->seq = last_seq(l->path) ?: last_seq(l->old);
 	err = open_log(l, false);
 	return err ? err : 1;
 }
@@ -184,7 +185,8 @@ int evlog_follow_read(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lo
 	ssize_t n;
 	int r;
 
-	for (;;) {
+	/* Bounded, so that a flood never keeps the caller from its signals. */
+	for (int rounds = 0; rounds < 64; rounds++) {
 		if (l->cap - l->len < 4096) {
 			size_t cap = l->cap ? l->cap * 2 : 65536;
 			char *b;
@@ -220,11 +222,22 @@ int evlog_follow_read(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lo
 
 			if (fd < 0)
 				return 0;
+			/* A line written to the old file just before the rename. */
+			n = read(l->fd, l->buf + l->len, l->cap - l->len);
+			if (n > 0) {
+				l->len += n;
+				r = drain(l, fn, data);
+				if (r) {
+					close(fd);
+					return r;
+				}
+			}
 			close(l->fd);
 			l->fd = fd;
 			l->ino = st.st_ino;
 		}
 	}
+	return 0;
 }
 
 void evlog_close(struct evlog *l)

@@ -6,10 +6,13 @@
  * reads the ring buffer, names each event, and appends it as one JSON line
  * with a sequence number to EVLOG_PATH; every other monitor follows that
  * file from its end, so each sees every event, whatever its filters.  A
- * reader that stalls blocks nobody: the file rotates at EVLOG_MAX (one old
+ * follower that stalls blocks nobody: the file rotates at EVLOG_MAX (one old
  * file kept), and a follower that falls more than that behind is told how
  * many it lost (a gap in the sequence).  When the collector exits, a
  * follower takes the lock over; events meanwhile wait in the ring buffer.
+ * The collector is a reader too: one that is stopped (Ctrl-Z) or writes to
+ * a full pipe holds the events back in the ring buffer until it goes on or
+ * exits.  So let nsguard-monitor.service, started first, be the collector.
  */
 #ifndef NSGUARD_EVLOG_H
 #define NSGUARD_EVLOG_H

@@ -438,6 +438,62 @@ static char *gone_path(const char *dir, __u64 cgroup_id)
 	return p;
 }
 
+struct gone_entry {
+	time_t mtime;
+	char name[32];
+};
+
+static int by_mtime(const void *a, const void *b)
+{
+	const struct gone_entry *x = a, *y = b;
+
+	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+/*
+ * Remove retired records older than keep_secs, and the oldest beyond max
+ * (names are <cgroup id>.json: short).  Best effort: it runs on every
+ * retire, under the caller's lock.
+ */
+static void gone_trim(const char *g, time_t keep_secs, size_t max)
+{
+	cleanup_closedir DIR *d = opendir(g);
+	cleanup_free struct gone_entry *e = NULL;
+	size_t n = 0, cap = 0;
+	time_t now = time(NULL);
+	struct dirent *de;
+	struct stat st;
+	int dfd;
+
+	if (!d)
+		return;
+	dfd = dirfd(d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(e->name) ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (now - st.st_mtime >= keep_secs) {
+			unlinkat(dfd, de->d_name, 0);
+			continue;
+		}
+		if (n == cap) {
+			struct gone_entry *ne = realloc(e, (cap = cap * 2 + 64) * sizeof(*e));
+
+			if (!ne)
+				return;
+			e = ne;
+		}
+		e[n].mtime = st.st_mtime;
+		memcpy(e[n].name, de->d_name, strlen(de->d_name) + 1); /* checked above */
+		n++;
+	}
+	if (n <= max)
+		return;
+	qsort(e, n, sizeof(*e), by_mtime);
+	for (size_t i = 0; i < n - max; i++)
+		unlinkat(dfd, e[i].name, 0);
+}
+
 int record_retire(const char *dir, const char *id, __u64 cgroup_id)
 {
 	cleanup_free char *path = NULL, *g = gone_dir(dir), *to = gone_path(dir, cgroup_id);
@@ -454,6 +510,8 @@ int record_retire(const char *dir, const char *id, __u64 cgroup_id)
 		struct stat a, b;
 
 		utimensat(AT_FDCWD, to, NULL, 0); /* retired now, for the sweep */
+		/* Bounded here, not only by gc: a loop of short containers fills /run. */
+		gone_trim(g, NSGUARD_GONE_KEEP_SECS, NSGUARD_GONE_MAX);
 		/* The index entry is the record's second name: it goes with it. */
 		if (entry && lstat(entry, &a) == 0 && lstat(to, &b) == 0 && same_file(&a, &b))
 			unlink(entry);
@@ -484,28 +542,14 @@ int record_read_gone(const char *dir, __u64 cgroup_id, struct nsguard_record *re
 
 int record_gone_sweep(const char *dir, time_t keep_secs)
 {
-	cleanup_free char *g = gone_dir(dir);
-	cleanup_closedir DIR *d = NULL;
-	time_t now = time(NULL);
-	struct dirent *e;
-	struct stat st;
-	int dfd;
+	cleanup_free char *gd = gone_dir(dir);
 
-	if (!g)
+	if (!gd)
 		return nsg_fail(ENOMEM, "out of memory");
-	d = opendir(g);
-	if (!d)
-		return errno == ENOENT ? 0 : nsg_fail(errno, "%s: %s", g, strerror(errno));
-	dfd = dirfd(d);
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    now - st.st_mtime >= keep_secs)
-			unlinkat(dfd, e->d_name, 0);
-	}
+	gone_trim(gd, keep_secs, NSGUARD_GONE_MAX);
 	return 0;
 }
+
 
 void record_index_forget(const char *dir, __u64 cgroup_id)
 {

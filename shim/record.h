@@ -44,8 +44,13 @@ int record_retire(const char *dir, const char *id, __u64 cgroup_id);
 int record_read_gone(const char *dir, __u64 cgroup_id, struct nsguard_record *rec);
 /* Remove the retired records older than keep_secs. */
 int record_gone_sweep(const char *dir, time_t keep_secs);
-/* How long a retired record names late events, at least: ten minutes. */
+/*
+ * How long a retired record names late events: ten minutes; and how many
+ * are kept at most (the oldest go first), so a loop of short-lived
+ * containers cannot fill /run: at ~5 KiB each, 20 MiB.
+ */
 #define NSGUARD_GONE_KEEP_SECS 600
+#define NSGUARD_GONE_MAX 4096
 
 void record_index_forget(const char *dir, __u64 cgroup_id);
 /* gc: give rec an index entry if it lacks one (0 or -errno, no message);

@@ -274,6 +274,11 @@ case_install_upgrade() {
 	ct_start "updown-$S"
 	want_run "a start through the older build's hook" 1 \
 		"*not newer than the pinned program*" || return 1
+	# Not even under fail-mode open: that route would always run unguarded.
+	ct_bundle "updown-open-$S" --hook-bin "$NSGUARD" --conf "$(ct_conf "upopen-$S" "fail-mode = open")" \
+		-- sleep 600 || return 1
+	ct_start "updown-open-$S"
+	want_run "the same under fail-mode open" 1 "*not newer than the pinned program*" || return 1
 	"$NEXT" status --format prometheus | grep -qx 'nsguard_pins_other_build 0' ||
 		{ CT_WHY="the older hook moved the pins"; return 1; }
 	# Back to this build for the cases after this one, on purpose.

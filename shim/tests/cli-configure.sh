@@ -88,6 +88,27 @@ rm -f "$J"
 run "$NSG" configure --bindir "$t/nowhere" --file "$J" docker
 check refuses-missing-links '[ "$rc" = 1 ] && [[ $err == *"nsguard-runtime"* ]] && [ ! -e "$J" ]'
 
+# Numbers cJSON would not write back exactly (dockerd's int64 limits): refused.
+printf '{"default-ulimits": {"nofile": {"Name": "nofile", "Hard": 9223372036854775807, "Soft": 1024}}}\n' >"$J"
+cp "$J" "$t/before"
+dk configure
+check refuses-inexact-number '[ "$rc" = 1 ] && [[ $err == *"would not be written back exactly"* ]] && cmp -s "$J" "$t/before"'
+# An nsguard-named runtime the admin set up otherwise: left alone.
+printf '{"runtimes": {"nsguard": {"path": "%s", "runtimeArgs": ["--config", "/etc/nsguard/strict.conf"]}}}\n' \
+	"$t/bin/nsguard-runtime" >"$J"
+cp "$J" "$t/before"
+dk configure
+check refuses-admins-entry '[ "$rc" = 1 ] && [[ $err == *"other settings"* ]] && cmp -s "$J" "$t/before"'
+dk unconfigure
+check unconfigure-keeps-admins-entry '[ "$rc" = 0 ] && cmp -s "$J" "$t/before"'
+rm -f "$J"
+# Root would run what another user can change: refused.
+mkdir -p "$t/loose" && chmod 775 "$t/loose" && chgrp 65534 "$t/loose" 2>/dev/null
+cp "$NSG" "$t/loose/nsguard"
+for l in nsguard-runtime nsguard-runtime-audit nsguard-runtime-allow; do ln -s nsguard "$t/loose/$l"; done
+run "$NSG" configure --bindir "$t/loose" --file "$J" docker
+check refuses-untrusted-bindir '[ "$rc" = 1 ] && [[ $err == *"is not root'"'"'s alone"* ]] && [ ! -e "$J" ]'
+
 # podman: the hooks.d files naming this binary.
 pm() { run "$NSG" "$1" --bindir "$t/bin" --file "$t/hooks.d" "${@:2}" podman; }
 pm configure
@@ -132,10 +153,15 @@ if command -v containerd >/dev/null; then
 	check containerd-dry-run-configured '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]]'
 	ct unconfigure
 	check containerd-unconfigure '[ "$rc" = 0 ] && [ ! -e "$C/conf.d/nsguard.toml" ] && cmp -s "$C/config.toml" "$t/ctd-before"'
-	# A config.toml that imports nothing: refused, nothing left behind.
+	# A config.toml that imports nothing: refused, the drop-in as it was.
+	ct configure
+	cp -p "$C/conf.d/nsguard.toml" "$t/dropin-before"
 	containerd config default >"$C/config.toml"
 	ct configure
-	check containerd-needs-imports '[ "$rc" = 1 ] && [[ $err == *"does not import"* ]] && [ ! -e "$C/conf.d/nsguard.toml" ]'
+	check containerd-needs-imports '[ "$rc" = 1 ] && [[ $err == *"does not import"* ]] && cmp -s "$C/conf.d/nsguard.toml" "$t/dropin-before"'
+	rm -f "$C/conf.d/nsguard.toml"
+	ct configure
+	check containerd-needs-imports-nothing-left '[ "$rc" = 1 ] && [ ! -e "$C/conf.d/nsguard.toml" ]'
 else
 	skip cli/configure/containerd "no containerd binary (make deps-test)"
 fi

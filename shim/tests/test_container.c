@@ -471,11 +471,18 @@ static void t_record_write_fails(void)
 
 static void t_attach_fails(void)
 {
+	bool refused = true;
+
 	cg("/a", 10);
 	w.attach_err = -EPERM;
-	ASSERT_ERR(-EPERM, guard("web", 0, "/a", NULL));
+	ASSERT_ERR(-EPERM, guard("web", 0, "/a", &refused));
+	ASSERT_TRUE(!refused); /* a failure fail-mode open may open */
 	ASSERT_TRUE(!has_record("web"));
 	ASSERT_TRUE(!f_link_pinned(10));
+	/* Pins this hook may not move (an older build's route): never opened. */
+	w.attach_err = -ESTALE;
+	ASSERT_ERR(-ESTALE, guard("web", 0, "/a", &refused));
+	ASSERT_TRUE(refused);
 }
 
 static void t_unguard_init_running(void)

@@ -423,6 +423,14 @@ static void t_retire(void)
 	ASSERT_TRUE(stat(path, &st) == 0);
 	ASSERT_OK(record_gone_sweep(recdir, 0));
 	ASSERT_TRUE(stat(path, &st) < 0);
+	/* At most NSGUARD_GONE_MAX, the oldest dropped first. */
+	for (__u64 id = 1000; id < 1000 + NSGUARD_GONE_MAX + 3; id++) {
+		struct nsguard_record x = sample("loop", id);
+
+		ASSERT_OK(record_write(recdir, &x));
+		ASSERT_OK(record_retire(recdir, "loop", id));
+	}
+	ASSERT_EQ(NSGUARD_GONE_MAX, count_entries(gone, false));
 	/* Nothing retired yet: nothing to sweep. */
 	ASSERT_OK(record_gone_sweep("/nonexistent/containers", 0));
 }
