@@ -122,28 +122,10 @@ static int split(const char *path, char **dir, char **base)
 /* Replace path with exactly text, atomically (a temporary file beside it, renamed). */
 static int write_text(const char *path, const char *text, mode_t mode)
 {
-	cleanup_free char *dir = NULL, *base = NULL, *tmp = NULL;
-	cleanup_close int fd = -1;
+	cleanup_free char *dir = NULL, *base = NULL;
 	int err = split(path, &dir, &base);
 
-	if (err)
-		return err;
-	if (asprintf(&tmp, "%s/.%s.nsguard-tmp", dir, base) < 0)
-		return nsg_fail(ENOMEM, "out of memory");
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0)
-		return nsg_fail(errno, "%s: %s", tmp, strerror(errno));
-	err = write_all(fd, text, strlen(text));
-	if (!err && (fchmod(fd, mode) < 0 || fsync(fd) < 0))
-		err = -errno;
-	if (!err && rename(tmp, path) < 0)
-		err = -errno;
-	if (err) {
-		unlink(tmp);
-		return nsg_fail(-err, "%s: %s", path, strerror(-err));
-	}
-	return fsync_dir(dir);
+	return err ?: write_file_exact(dir, base, text, 0755, mode);
 }
 
 /* The side file that keeps the original: DIR/.BASE.nsguard-SUFFIX. */

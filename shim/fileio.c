@@ -104,8 +104,8 @@ int fsync_dir(const char *dir)
 	return 0;
 }
 
-int write_file_atomic(const char *dir, const char *name, const char *text, mode_t dir_mode,
-		      mode_t file_mode)
+static int write_atomic(const char *dir, const char *name, const char *text, const char *tail,
+			mode_t dir_mode, mode_t file_mode)
 {
 	cleanup_free char *tmp = NULL, *path = NULL;
 	cleanup_close int fd = -1;
@@ -128,7 +128,7 @@ int write_file_atomic(const char *dir, const char *name, const char *text, mode_
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return nsg_fail(errno, "create %s: %s", tmp, strerror(errno));
-	err = write_all(fd, text, strlen(text)) ?: write_all(fd, "\n", 1);
+	err = write_all(fd, text, strlen(text)) ?: write_all(fd, tail, strlen(tail));
 	if (!err && fchmod(fd, file_mode) < 0)
 		err = -errno;
 	if (!err && fsync(fd) < 0)
@@ -142,4 +142,16 @@ int write_file_atomic(const char *dir, const char *name, const char *text, mode_
 		return nsg_fail(-err, "write %s: %s", path, strerror(-err));
 	}
 	return fsync_dir(dir);
+}
+
+int write_file_atomic(const char *dir, const char *name, const char *text, mode_t dir_mode,
+		      mode_t file_mode)
+{
+	return write_atomic(dir, name, text, "\n", dir_mode, file_mode);
+}
+
+int write_file_exact(const char *dir, const char *name, const char *text, mode_t dir_mode,
+		     mode_t file_mode)
+{
+	return write_atomic(dir, name, text, "", dir_mode, file_mode);
 }

@@ -32,5 +32,8 @@ int fsync_dir(const char *dir);
  */
 int write_file_atomic(const char *dir, const char *name, const char *text, mode_t dir_mode,
 		      mode_t file_mode);
+/* The same with text exactly as it is (no newline added): a file put back byte for byte. */
+int write_file_exact(const char *dir, const char *name, const char *text, mode_t dir_mode,
+		     mode_t file_mode);
 
 #endif
