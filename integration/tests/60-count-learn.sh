@@ -240,7 +240,25 @@ ct_hook_case count/upgrade-carries-count case_upgrade_count
 # build's pins and moves every guarded cgroup to its own program under the
 # lock, then guards its container: no start fails, none runs unguarded, and
 # a container the old build started keeps its policy and its count.
+# refused_older WHAT: the last start failed with the older-build refusal.
+# crun opens run.oci.hooks.stderr (our output file) afresh for the hook, so
+# its own line then overwrites the start of the hook's: a part from the
+# middle is matched.
+refused_older() {
+	[ "$CT_RC" != 0 ] && [[ $(tr -d '\n' <<<"$CT_OUT") == *"so its hook does not move the guarded cgroups"* ]] &&
+		return 0
+	CT_WHY="$1: exit $CT_RC: $(ct_tail)"
+	return 1
+}
 case_install_upgrade() {
+	# Whatever happens in it, this build's pins afterwards: the cases after
+	# this one use this build.
+	install_upgrade_body
+	local rc=$?
+	"$NSGUARD" upgrade >/dev/null 2>&1 || { CT_WHY+="; upgrade back failed"; rc=1; }
+	return $rc
+}
+install_upgrade_body() {
 	local bin=$CT_WORK/upbin-$S old=upold-$S i id fails=0 unguarded='' n=8
 	mkdir -p "$bin"
 	install_bin() { cp "$1" "$bin/nsguard.new" && mv -f "$bin/nsguard.new" "$bin/nsguard"; }
@@ -272,13 +290,12 @@ case_install_upgrade() {
 	# refused, and the pins stay the newer build's.
 	ct_bundle "updown-$S" --hook-bin "$NSGUARD" -- sleep 600 || return 1
 	ct_start "updown-$S"
-	want_run "a start through the older build's hook" 1 \
-		"*not newer than the pinned program*" || return 1
+	refused_older "a start through the older build's hook" || return 1
 	# Not even under fail-mode open: that route would always run unguarded.
 	ct_bundle "updown-open-$S" --hook-bin "$NSGUARD" --conf "$(ct_conf "upopen-$S" "fail-mode = open")" \
 		-- sleep 600 || return 1
 	ct_start "updown-open-$S"
-	want_run "the same under fail-mode open" 1 "*not newer than the pinned program*" || return 1
+	refused_older "the same under fail-mode open" || return 1
 	"$NEXT" status --format prometheus | grep -qx 'nsguard_pins_other_build 0' ||
 		{ CT_WHY="the older hook moved the pins"; return 1; }
 	# Back to this build for the cases after this one, on purpose.
