@@ -9,7 +9,8 @@
  *           other key kept.  The file as it was is kept beside it
  *           (.NAME.nsguard-orig, or .NAME.nsguard-absent), so unconfigure
  *           puts back the same bytes when nothing else changed it since,
- *           and removes only nsguard's entries when something did.
+ *           and removes only nsguard's entries when something did (or
+ *           when --tiers differs from configure's).
  *   podman  the hooks.d files (oci-hooks(5)) naming this binary, in
  *           /etc/containers/oci/hooks.d: podman reads /usr/share's and
  *           /etc's, not /usr/local/share's.
@@ -394,6 +395,8 @@ static int docker_unconfigure(const struct conf *c)
 		return err;
 	if (!changed) {
 		printf("%s: nothing of nsguard's in it\n", c->file);
+		if (c->dry_run)
+			return 0;
 	} else if (c->dry_run) {
 		return show_diff(c->file, text, out);
 	} else {
