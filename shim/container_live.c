@@ -44,12 +44,14 @@ static int live_start_time(pid_t pid, __u64 *start)
  */
 static int open_upgrading(struct guard *g)
 {
-	unsigned long long ours = guard_build_seq(), theirs = guard_pinned_seq(NSGUARD_PIN_DIR);
+	unsigned long long ours = guard_build_seq(), theirs;
 	struct upgrade_result r;
 	int err = guard_open(g, true);
 
 	if (err != -ESTALE)
 		return err;
+	/* Only now: a hook that finds its own pins reads no marker twice. */
+	theirs = guard_pinned_seq(NSGUARD_PIN_DIR);
 	/*
 	 * Forward only: a hook of an older build (one left on disk, a second
 	 * registration) must not move the whole node back to its program.  A
