@@ -232,17 +232,36 @@ static void pinned_abi(const char *dir, char *out, size_t len)
 			snprintf(out, len, "%s", out[0] ? "?" : e->d_name + 4);
 }
 
-/* The pins in g->dir are this build's: the marker, and each map's shape. */
-static int check_pins(struct guard *g)
+/* Another build's set, and why, as every command that opens the pins says it. */
+static int stale(const struct guard *g, const char *why)
 {
-	char abi[GUARD_ABI_LEN], found[64], why[160] = "";
+	return nsg_fail(ESTALE,
+			"the program pinned in %s comes from another nsguard build (%s): this one "
+			"will not write its policies into those maps; run 'nsguard upgrade' to "
+			"move the guarded cgroups to this build's program",
+			g->dir, why);
+}
+
+/* The abi-* marker in g->dir is this build's. */
+static int check_marker(const struct guard *g)
+{
+	char abi[GUARD_ABI_LEN], found[64], why[160];
 
 	guard_abi(abi);
 	pinned_abi(g->dir, found, sizeof(found));
-	if (strcmp(found, abi) != 0)
-		snprintf(why, sizeof(why), "its ABI is %s, this nsguard's is %s",
-			 found[0] ? found : "unmarked: an nsguard from before pin markers", abi);
-	for (size_t i = 0; !why[0] && i < ARRAY_SIZE(pins); i++) {
+	if (strcmp(found, abi) == 0)
+		return 0;
+	snprintf(why, sizeof(why), "its ABI is %s, this nsguard's is %s",
+		 found[0] ? found : "unmarked: an nsguard from before pin markers", abi);
+	return stale(g, why);
+}
+
+/* Each pinned map (open) has this build's type, value size and size. */
+static int check_maps(struct guard *g)
+{
+	char why[160];
+
+	for (size_t i = 0; i < ARRAY_SIZE(pins); i++) {
 		struct bpf_map_info info = { 0 };
 		__u32 len = sizeof(info);
 		int err;
@@ -255,20 +274,16 @@ static int check_pins(struct guard *g)
 					pins[i].name, strerror(-err));
 		if (info.type != pins[i].type ||
 		    (pins[i].value_size && info.value_size != pins[i].value_size) ||
-		    (pins[i].max_entries && info.max_entries != pins[i].max_entries))
+		    (pins[i].max_entries && info.max_entries != pins[i].max_entries)) {
 			snprintf(why, sizeof(why),
 				 "its map %s has type %u, value size %u, %u entries; this nsguard's "
 				 "has type %u, value size %u",
 				 pins[i].name, info.type, info.value_size, info.max_entries,
 				 pins[i].type, pins[i].value_size);
+			return stale(g, why);
+		}
 	}
-	if (!why[0])
-		return 0;
-	return nsg_fail(ESTALE,
-			"the program pinned in %s comes from another nsguard build (%s): this one "
-			"will not write its policies into those maps; run 'nsguard upgrade' to "
-			"move the guarded cgroups to this build's program",
-			g->dir, why);
+	return 0;
 }
 
 static int open_pins(struct guard *g)
@@ -425,13 +440,10 @@ int guard_lock(int *fd_out)
  */
 static int open_pinned(struct guard *g)
 {
-	char abi[GUARD_ABI_LEN], found[64];
-	int err;
+	int err = check_marker(g);
 
-	guard_abi(abi);
-	pinned_abi(g->dir, found, sizeof(found));
-	if (strcmp(found, abi) != 0)
-		return check_pins(g); /* the marker's -ESTALE, with its message */
+	if (err)
+		return err;
 	err = open_pins(g);
 	if (err == -ENOENT) {
 		char why[512];
@@ -442,7 +454,7 @@ static int open_pinned(struct guard *g)
 				"rebuilds the set",
 				g->dir, why);
 	}
-	return err ?: check_pins(g);
+	return err ?: check_maps(g);
 }
 
 int guard_open_at(struct guard *g, const char *dir, bool load)
