@@ -59,24 +59,32 @@ static unsigned long long last_seq(const char *path)
 	return v;
 }
 
-static int open_log(struct evlog *l, bool truncate)
+/* fd becomes the log l reads or writes (the one before closed); -errno if fstat fails. */
+static int adopt(struct evlog *l, int fd)
 {
 	struct stat st;
-	int fd = open(l->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-					(truncate ? O_TRUNC : 0),
-		      0600);
 
-	if (fd < 0)
-		return nsg_fail(errno, "%s: %s", l->path, strerror(errno));
 	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+
 		close(fd);
-		return nsg_fail(errno, "%s: %s", l->path, strerror(errno));
+		return err;
 	}
 	if (l->fd >= 0)
 		close(l->fd);
 	l->fd = fd;
 	l->ino = st.st_ino;
 	return 0;
+}
+
+static int open_log(struct evlog *l, bool truncate)
+{
+	int fd = open(l->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+					(truncate ? O_TRUNC : 0),
+		      0600);
+	int err = fd < 0 ? -errno : adopt(l, fd);
+
+	return err ? nsg_fail(-err, "%s: %s", l->path, strerror(-err)) : 0;
 }
 
 int evlog_try_collect(struct evlog *l)
@@ -131,20 +139,18 @@ int evlog_append(struct evlog *l, cJSON *o)
 
 int evlog_follow_open(struct evlog *l, bool start)
 {
-	struct stat st;
-	int fd;
+	int fd = open(l->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), err;
 
-	fd = open(l->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno; /* no collector yet: the caller tries again */
-	if (fstat(fd, &st) < 0 || (!start && lseek(fd, 0, SEEK_END) < 0)) {
+	if (!start && lseek(fd, 0, SEEK_END) < 0) {
+		err = -errno;
 		close(fd);
-		return nsg_fail(errno, "%s: %s", l->path, strerror(errno));
+	} else {
+		err = adopt(l, fd);
 	}
-	if (l->fd >= 0)
-		close(l->fd);
-	l->fd = fd;
-	l->ino = st.st_ino;
+	if (err)
+		return nsg_fail(-err, "%s: %s", l->path, strerror(-err));
 	l->len = 0;
 	return 0;
 }
@@ -232,9 +238,8 @@ int evlog_follow_read(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lo
 					return r;
 				}
 			}
-			close(l->fd);
-			l->fd = fd;
-			l->ino = st.st_ino;
+			if (adopt(l, fd) < 0)
+				return 0;
 		}
 	}
 	return 0;
