@@ -491,49 +491,39 @@ static int podman(const struct conf *c, bool add)
 	return err;
 }
 
-/* Run argv (argv[0] looked up in PATH); its output is the user's. */
-static int run_cmd(char *const argv[])
+/*
+ * Run argv (argv[0] looked up in PATH) to its end: with out, its standard
+ * output is taken (malloc'd); without, it is the user's.
+ */
+static int spawn(char *const argv[], char **out)
 {
-	pid_t pid;
-	int status = 0;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		execvp(argv[0], argv);
-		fprintf(stderr, "nsguard: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return nsg_fail(errno, "%s: %s", argv[0], strerror(errno));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return nsg_fail(EIO, "%s failed (status %d)", argv[0],
-				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	return 0;
-}
-
-/* Run argv and take its standard output (malloc'd). */
-static int capture(char *const argv[], char **out)
-{
-	int fds[2], status = 0, err;
+	int fds[2] = { -1, -1 }, status = 0, err = 0;
 	size_t len = 0;
 	pid_t pid;
 
-	*out = NULL;
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	if (out)
+		*out = NULL;
+	if (out && pipe2(fds, O_CLOEXEC) < 0)
 		return nsg_fail(errno, "pipe: %s", strerror(errno));
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		dup2(fds[1], STDOUT_FILENO);
+		if (out)
+			dup2(fds[1], STDOUT_FILENO);
 		execvp(argv[0], argv);
+		fprintf(stderr, "nsguard: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	close(fds[1]);
-	err = pid < 0 ? -errno : read_capped(fds[0], CONF_MAX, out, &len);
-	close(fds[0]);
-	if (pid > 0)
-		waitpid(pid, &status, 0);
+	if (pid < 0)
+		err = -errno;
+	if (out) {
+		close(fds[1]);
+		if (!err)
+			err = read_capped(fds[0], CONF_MAX, out, &len);
+		close(fds[0]);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) < 0 && !err)
+		err = -errno;
 	if (err)
 		return nsg_fail(-err, "%s: %s", argv[0], strerror(-err));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -561,7 +551,7 @@ static bool imported(const struct conf *c, const char *path)
 	cleanup_free char *dump = NULL, *quoted = NULL;
 	char *start, *end;
 
-	if (capture(argv, &dump) < 0 || asprintf(&quoted, "\"%s\"", path) < 0) {
+	if (spawn(argv, &dump) < 0 || asprintf(&quoted, "\"%s\"", path) < 0) {
 		nsg_clear_error();
 		return false;
 	}
@@ -634,7 +624,7 @@ static int containerd(const struct conf *c, bool add)
 	if (c->dry_run) {
 		cleanup_free char *out = NULL;
 
-		err = capture(argv, &out);
+		err = spawn(argv, &out);
 		if (err)
 			return err;
 		if (strcmp(text, out) == 0) {
@@ -646,7 +636,7 @@ static int containerd(const struct conf *c, bool add)
 	err = mkdir_p(strrchr(dropin, '/') ? dirname(strdupa(dropin)) : ".", 0755);
 	if (err)
 		return nsg_fail(-err, "%s: %s", dropin, strerror(-err));
-	err = run_cmd(argv);
+	err = spawn(argv, NULL);
 	if (err)
 		return err;
 	/* Written: but does config.toml import it?  Else it would sit there unread. */
