@@ -66,6 +66,15 @@ check-clients-node: all $(GUEST_DEPS) | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) clients-node \
 		$(VM_RUN) -q --timeout $(CLIENTS_TIMEOUT) -- integration/guest-suite --clients wrapper containerd docker
 
+# A node under Debian's systemd as PID 1, in a boot of its own
+# (tests/node.sh, vm-run --systemd): the units' order at boot, events and
+# refusals in the journal, the gc timer, and the DaemonSet's install script
+# upgrading an older nsguard under running containers (about 70 s).
+.PHONY: check-node
+check-node: all $(GUEST_DEPS) $(BUILD)/node/done | $(RESULTS)
+	$(Q)integration/run-part $(RESULTS) node \
+		$(VM_RUN) -q --systemd --timeout $(CLIENTS_TIMEOUT) -- integration/tests/node.sh
+
 # What an operator builds on a real host: a copy of the tracked sources,
 # `make && make install` with an empty cache and the build packages only,
 # from the running kernel's BTF and from the guest kernel's named with

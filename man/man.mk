@@ -12,6 +12,8 @@ MAN_PAGES := man/nsguard.8 man/nsguard.conf.5
 HOOKS_IN := $(wildcard examples/hooks.d/*.json.in)
 UNITS_IN := $(wildcard examples/systemd/*.in)
 CONTAINERD_IN := $(wildcard examples/containerd/*.in)
+# Scripts installed as they are: the drop-in's writer and the DaemonSet's.
+CONTAINERD_SCRIPTS := examples/containerd/nsguard-cri-dropin examples/containerd/nsguard-node-install
 
 INSTALL_BINDIR = $(PREFIX)/bin
 # nsguard runtime by name, for runtimes that take a binary (nsguard(8),
@@ -48,8 +50,7 @@ install: $(BUILD)/nsguard install-units
 		chmod 0644 "$$out.tmp"; mv -f "$$out.tmp" "$$out"; \
 	done
 	$(call msg,INSTALL,$(DESTDIR)$(INSTALL_CONTAINERDDIR))
-	$(Q)install -D -m 0755 examples/containerd/nsguard-cri-dropin \
-		$(DESTDIR)$(INSTALL_CONTAINERDDIR)/nsguard-cri-dropin
+	$(Q)install -D -m 0755 -t $(DESTDIR)$(INSTALL_CONTAINERDDIR) $(CONTAINERD_SCRIPTS)
 	$(Q)set -e; for src in $(CONTAINERD_IN); do \
 		out=$(DESTDIR)$(INSTALL_CONTAINERDDIR)/$$(basename "$$src" .in); \
 		sed -e 's|@BINDIR@|$(INSTALL_BINDIR)|g' \
@@ -78,7 +79,7 @@ uninstall:
 		$(addprefix $(DESTDIR)$(INSTALL_HOOKSDIR)/,$(notdir $(HOOKS_IN:.in=))) \
 		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(UNITS_IN:.in=))) \
 		$(addprefix $(DESTDIR)$(INSTALL_CONTAINERDDIR)/,$(notdir $(CONTAINERD_IN:.in=))) \
-		$(DESTDIR)$(INSTALL_CONTAINERDDIR)/nsguard-cri-dropin \
+		$(addprefix $(DESTDIR)$(INSTALL_CONTAINERDDIR)/,$(notdir $(CONTAINERD_SCRIPTS))) \
 		$(DESTDIR)$(BASHCOMPDIR)/nsguard
 	$(Q)rmdir $(DESTDIR)$(INSTALL_CONTAINERDDIR) $(DESTDIR)$(PREFIX)/share/nsguard 2>/dev/null || true
 	$(Q)if cmp -s examples/nsguard.conf $(DESTDIR)$(INSTALL_CONF); then \
@@ -98,6 +99,20 @@ install-units:
 		sed 's|@BINDIR@|$(INSTALL_BINDIR)|g' "$$src" >"$$out.tmp"; \
 		chmod 0644 "$$out.tmp"; mv -f "$$out.tmp" "$$out"; \
 	done
+
+# The node part (integration/tests/node.sh): what make install writes for a
+# node, of this build (the older nsguard the node has) and of nsguard-next
+# (the newer one its DaemonSet installs), each a DESTDIR tree.
+GUEST_DEPS += $(BUILD)/node/done
+$(BUILD)/node/done: $(BUILD)/nsguard $(BUILD)/nsguard-next man/man.mk $(MAN_PAGES) $(HOOKS_IN) \
+		$(UNITS_IN) $(CONTAINERD_IN) $(CONTAINERD_SCRIPTS) examples/nsguard.conf \
+		shim/nsguard.bash-completion
+	$(call msg,INSTALL,$(@D))
+	$(Q)rm -rf $(@D) && mkdir -p $(@D)
+	$(Q)$(MAKE) -s install PREFIX=/usr/local DESTDIR=$(abspath $(@D))/old >/dev/null
+	$(Q)$(MAKE) -s install PREFIX=/usr/local DESTDIR=$(abspath $(@D))/new >/dev/null
+	$(Q)install -m 0755 $(BUILD)/nsguard-next $(@D)/new/usr/local/bin/nsguard
+	$(Q)touch $@
 
 man-lint:
 	$(Q)man/lint $(MAN_PAGES)

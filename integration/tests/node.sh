@@ -1,0 +1,299 @@
+#!/bin/bash
+# A node's life under Debian's systemd as PID 1 (make check: part node;
+# integration/vm-run --systemd runs this script twice).
+#
+# NSGUARD_VM_BOOT=pre, before systemd starts: the node.  The root is this
+# machine's, shared read-only; what a node writes is tmpfs: /etc (a copy,
+# with none of this machine's units enabled), /var and /usr/local.  On it:
+# containerd's `containerd config default` with the node's own settings (no
+# overlayfs in the guest kernel, an image imported offline), and an older
+# nsguard (this build, make install into /usr/local) with its units enabled.
+#
+# NSGUARD_VM_BOOT=systemd, as a unit after multi-user.target:
+#  - nsguard-load.service ran before containerd.service started;
+#  - a container started through the older build's wrapper is guarded, its
+#    deny event reaches the journal through nsguard-monitor.service, and a
+#    refused container is in the journal with its id;
+#  - nsguard-gc.timer fires nsguard-gc.service (an admin's drop-in brings
+#    the first run forward), which forgets a cgroup removed without poststop;
+#  - the DaemonSet's script (examples/containerd/nsguard-node-install)
+#    installs the newer build (nsguard-next): by rename, the admin's config
+#    kept, containerd's default config made to import conf.d, the drop-in
+#    written, containerd restarted, the pins upgraded; the running
+#    container stays guarded, a pod through the nsguard RuntimeClass handler
+#    is guarded by the new build; the monitor follows to the new pins and
+#    no event is lost; a second run changes nothing and does not restart
+#    containerd.
+#
+# Case functions run through nsg_case, which shellcheck cannot follow.
+# They read `COND && COND || fail WHY`: the failure runs exactly when the
+# conditions do not all hold, as meant (SC2015).
+# shellcheck disable=SC2317,SC2015
+set -u
+. "$(dirname "$0")/lib-ct.sh"
+in_guest
+
+NODE=/run/nsg-node                  # this script's own files (tmpfs)
+OLD=$NSG_REPO/build/node/old        # make install DESTDIR= of this build
+NEW=$NSG_REPO/build/node/new        # and of nsguard-next
+IMAGE=nsg.test/rootfs:1
+CTR=(ctr -n k8s.io)
+NSG=/usr/local/bin/nsguard          # the node's nsguard, whichever build
+
+setup_fail() { fail "node/setup" "$1"; exit 1; }
+
+# ----------------------------------------------------------- before systemd
+node_pre() {
+	if [ ! -x "$OLD/usr/local/bin/nsguard" ] || [ ! -x "$NEW/usr/local/bin/nsguard" ]; then
+		setup_fail "build/node missing (make build/node/done)"
+	fi
+	mkdir -p "$NODE/etc" || setup_fail "mkdir $NODE"
+	cp -a /etc/. "$NODE/etc/" || setup_fail "copying /etc"
+	mount --bind "$NODE/etc" /etc || setup_fail "mounting the copy of /etc"
+	# A node of its own: none of this machine's units, containerd enabled.
+	find /etc/systemd/system -mindepth 1 -maxdepth 1 \( -name '*.wants' -o -name '*.requires' \
+		-o -name default.target \) -exec rm -rf {} + || setup_fail "cleaning /etc/systemd/system"
+	for d in /var /usr/local; do
+		mount -t tmpfs -o mode=0755 tmpfs "$d" || setup_fail "tmpfs on $d"
+	done
+	mkdir -p /var/lib /var/log /var/cache /usr/local/bin /usr/local/lib /usr/local/share ||
+		setup_fail "the /var and /usr/local skeleton"
+	mkdir -m 1777 /var/tmp || setup_fail "/var/tmp"
+	# containerd's default config, with what this node sets itself.
+	mkdir -p /etc/containerd
+	containerd config default >/etc/containerd/config.toml || setup_fail "containerd config default"
+	sed -i -e 's|snapshotter = "overlayfs"|snapshotter = "native"|' \
+		-e "s|sandbox_image = \"registry.k8s.io/pause:3.6\"|sandbox_image = \"$IMAGE\"|" \
+		/etc/containerd/config.toml
+	grep -qx 'imports = \[\]' /etc/containerd/config.toml || setup_fail "config default has no 'imports = []'"
+	# The older nsguard, as make install left it, its units enabled, and
+	# the admin's config.
+	cp -R --preserve=mode,links "$OLD/usr/local/." /usr/local/ || setup_fail "installing the older build"
+	cp -R --preserve=mode "$OLD/etc/nsguard" /etc/ || setup_fail "installing the older build's config"
+	echo "# the admin's own line" >>/etc/nsguard/nsguard.conf
+	systemctl enable containerd.service nsguard-load.service nsguard-monitor.service \
+		nsguard-gc.timer >"$NODE/enable.log" 2>&1 || setup_fail "systemctl enable: $(cat "$NODE/enable.log")"
+	echo "# node: /etc, /var, /usr/local on tmpfs; nsguard $("$NSG" --version | head -n 1) installed"
+}
+case ${NSGUARD_VM_BOOT:-} in
+pre) node_pre; exit 0 ;;
+systemd) ;;
+*) echo "node.sh: run by integration/vm-run --systemd" >&2; exit 2 ;;
+esac
+
+# ----------------------------------------------------------- under systemd
+CT_WORK=$NODE/ct CT_ROOTFS=$NODE/ct/rootfs
+mkdir -p "$CT_WORK"
+S=$$
+n_case() { nsg_case "node/$1" "${@:2}"; }
+# mono UNIT PROPERTY: a monotonic timestamp property in microseconds.
+mono() { systemctl show -P "$2" "$1"; }
+# journal_has WHAT ARGS... -- PATTERN: wait (30 s at most) for a journal line.
+journal_has() {
+	local what=$1 pat=${*: -1} args=("${@:2:$#-3}")
+	for _ in $(seq 150); do
+		journalctl --no-pager "${args[@]}" 2>/dev/null | grep -qE -- "$pat" && return 0
+		sleep 0.2
+	done
+	CT_WHY="$what: no journal line like '$pat' in journalctl ${args[*]}: $(journalctl --no-pager \
+		"${args[@]}" 2>&1 | tail -n 3 | tr '\n' '|')"
+	return 1
+}
+# run ID CTR-RUN-OPTIONS... -- CMD...: ctr run -d through the node's wrapper.
+run() {
+	local id=$1
+	shift
+	CT_OUT=$(timeout 120 "${CTR[@]}" run -d --snapshotter native \
+		--runc-binary /usr/local/bin/nsguard-runtime "$@" </dev/null 2>&1)
+	CT_RC=$?
+}
+probe() { # ID: nsg-userns unshare in a running container; CT_OUT/CT_RC
+	CT_OUT=$(timeout 60 "${CTR[@]}" task exec --exec-id "p$RANDOM" "$1" nsg-userns unshare 2>&1)
+	CT_RC=$?
+}
+# shellcheck disable=SC2016 # jq's variables and strings
+status_of() { "$NSG" status --json 2>/dev/null | "$JQ" -r --arg id "$1" \
+	'.containers[]? | select(.id == $id) | "\(.mode) denied=\(.denied)"'; }
+
+echo "# $(systemctl --version | head -n 1); $(containerd --version)"
+
+failed=$(systemctl list-units --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
+[ -z "$failed" ] || echo "# units that failed at boot (not nsguard's): $failed"
+
+case_boot_order() {
+	local load_done cd_start u
+	for u in nsguard-load.service containerd.service nsguard-monitor.path; do
+		want_eq "systemctl is-active $u" "$(systemctl is-active "$u")" active || return 1
+	done
+	load_done=$(mono nsguard-load.service ExecMainExitTimestampMonotonic)
+	cd_start=$(mono containerd.service ExecMainStartTimestampMonotonic)
+	echo "# nsguard-load done at ${load_done} us, containerd started at ${cd_start} us"
+	[ "${load_done:-0}" -gt 0 ] && [ "$load_done" -le "${cd_start:-0}" ] ||
+		{ CT_WHY="nsguard-load.service ended at $load_done us, containerd started at $cd_start us"; return 1; }
+	systemctl show -P After containerd.service | grep -qw nsguard-load.service ||
+		{ CT_WHY="containerd.service is not ordered after nsguard-load.service"; return 1; }
+	journal_has "load's line" -u nsguard-load.service -o cat -- '^(loaded|already loaded) \(pinned at /sys/fs/bpf/nsguard/prog'
+}
+n_case boot-order-load-before-containerd case_boot_order
+
+setup_image() {
+	ct_make_rootfs || return 1
+	local d=$NODE/img diff cfg
+	mkdir -p "$d"
+	tar -C "$CT_ROOTFS" -cf "$d/layer.tar" . || return 1
+	diff=$(sha256sum "$d/layer.tar" | cut -d' ' -f1)
+	printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sleep","1000000"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+		"$diff" >"$d/config.json"
+	cfg=$(sha256sum "$d/config.json" | cut -d' ' -f1)
+	mv "$d/config.json" "$d/$cfg.json"
+	printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["layer.tar"]}]' "$cfg" "$IMAGE" >"$d/manifest.json"
+	tar -C "$d" -cf "$NODE/image.tar" manifest.json "$cfg.json" layer.tar &&
+		"${CTR[@]}" images import --snapshotter native "$NODE/image.tar" >"$NODE/import.log" 2>&1
+}
+setup_image || setup_fail "importing the test image: $(tail -n 2 "$NODE/import.log" 2>/dev/null)"
+
+# The older build's wrapper guards a container the node runs all along.
+HELD=held-$S
+case_held() {
+	run "$HELD" "$IMAGE" "$HELD"
+	want_eq "ctr run $HELD: $(ct_tail)" "$CT_RC" 0 || return 1
+	probe "$HELD"
+	want_run "unshare in $HELD" 1 "*unshare: fail errno=EPERM*" || return 1
+	want_eq "status of $HELD" "$(status_of "$HELD")" "deny denied=1" || return 1
+	journal_has "the monitor's event" -u nsguard-monitor.service -o cat -- \
+		"\"id\":\"$HELD\".*\"decision\":\"deny\""
+}
+n_case monitor-event-in-journal case_held
+
+# A refusal: ctr --privileged runs in the host's user namespace with
+# CAP_SYS_ADMIN; the hook's refusal names the container in the journal.
+case_refusal() {
+	local id=refused-$S
+	run "$id" --privileged "$IMAGE" "$id"
+	[ "$CT_RC" != 0 ] || { CT_WHY="ctr run --privileged exited 0"; return 1; }
+	journal_has "the hook's refusal" -t nsguard -o cat -- "container $id: .*CAP_SYS_ADMIN"
+	"${CTR[@]}" task rm -f "$id" >/dev/null 2>&1
+	"${CTR[@]}" c rm "$id" >/dev/null 2>&1
+	return 0
+}
+n_case hook-refusal-in-journal case_refusal
+
+# A cgroup guarded by hand and removed with no poststop: the gc timer's run
+# forgets it.  The shipped timer first fires 15 min after boot: an admin's
+# drop-in brings it forward, as one would to test it.
+case_gc_timer() {
+	local cg=/sys/fs/cgroup/nsg-gc-$S id=gc-$S
+	mkdir "$cg" || { CT_WHY="mkdir $cg"; return 1; }
+	CT_OUT=$("$NSG" attach --cgroup "$cg" --id "$id" --mode deny 2>&1) || { CT_WHY="attach: $CT_OUT"; rmdir "$cg"; return 1; }
+	rmdir "$cg"
+	want_eq "status of $id before gc" "$(status_of "$id" | cut -d' ' -f1)" deny || return 1
+	mkdir -p /etc/systemd/system/nsguard-gc.timer.d
+	printf '[Timer]\nOnActiveSec=2s\n' >/etc/systemd/system/nsguard-gc.timer.d/soon.conf
+	systemctl daemon-reload && systemctl restart nsguard-gc.timer ||
+		{ CT_WHY="restarting nsguard-gc.timer failed"; return 1; }
+	for _ in $(seq 150); do
+		[ "$(mono nsguard-gc.service ExecMainExitTimestampMonotonic)" != 0 ] && break
+		sleep 0.2
+	done
+	want_eq "nsguard-gc.service's result" "$(systemctl show -P Result nsguard-gc.service)" success || return 1
+	want_eq "nsguard-gc.service ran, triggered by" \
+		"$(systemctl show -P Triggers nsguard-gc.timer)" nsguard-gc.service || return 1
+	[ "$(mono nsguard-gc.service ExecMainExitTimestampMonotonic)" != 0 ] ||
+		{ CT_WHY="nsguard-gc.service did not run within 30 s"; return 1; }
+	want_eq "status of $id after gc" "$(status_of "$id")" "" || return 1
+	journal_has "gc's line" -u nsguard-gc.service -o cat -- "$id"
+	rm -rf /etc/systemd/system/nsguard-gc.timer.d
+	systemctl daemon-reload
+}
+n_case gc-timer-fires case_gc_timer
+
+# ------------------------------------------------------- the DaemonSet's run
+# As the DaemonSet mounts them: the node's /usr/local and /etc under /host.
+HOST=$NODE/host
+mkdir -p "$HOST/usr/local" "$HOST/etc"
+mount --bind /usr/local "$HOST/usr/local" && mount --bind /etc "$HOST/etc" || setup_fail "the /host mounts"
+INSTALL=$NEW/usr/local/share/nsguard/containerd/nsguard-node-install
+conf_sum=$(md5sum </etc/nsguard/nsguard.conf)
+old_ino=$(stat -c %i "$NSG")
+cd_pid=$(systemctl show -P MainPID containerd.service)
+
+case_install() {
+	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
+	CT_RC=$?
+	echo "${CT_OUT//$'\n'/$'\n'  | }" | sed '1s/^/  | /'
+	want_run "nsguard-node-install" 0 "*containerd restarted*" || return 1
+	want_eq "the binary's version" "$("$NSG" --version | head -n 1 | grep -c -- '-next')" 1 || return 1
+	[ "$(stat -c %i "$NSG")" != "$old_ino" ] || { CT_WHY="$NSG was written over, not renamed"; return 1; }
+	[ -z "$(find /usr/local /etc -name '*.nsguard-new')" ] || { CT_WHY="left: $(find /usr/local /etc -name '*.nsguard-new')"; return 1; }
+	want_eq "the admin's nsguard.conf" "$(md5sum </etc/nsguard/nsguard.conf)" "$conf_sum" || return 1
+	grep -qx 'imports = \["/etc/containerd/conf.d/\*.toml"\]' /etc/containerd/config.toml ||
+		{ CT_WHY="config.toml does not import conf.d"; return 1; }
+	want_eq "the original config.toml kept" "$(grep -cx 'imports = \[\]' /etc/containerd/config.toml.pre-nsguard)" 1 || return 1
+	[ "$(systemctl show -P MainPID containerd.service)" != "$cd_pid" ] || { CT_WHY="containerd was not restarted"; return 1; }
+	want_eq "containerd after the restart" "$(systemctl is-active containerd.service)" active || return 1
+	containerd config dump | grep -qF '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard]' ||
+		{ CT_WHY="containerd's merged config has no nsguard handler"; return 1; }
+	"$NSG" status --format prometheus | grep -qx 'nsguard_pins_other_build 0' ||
+		{ CT_WHY="the pins are not the new build's after the install: $("$NSG" status 2>&1 | head -n 3 | tr '\n' '|')"; return 1; }
+	# Moved to the new program, guarded as before; its decision counters
+	# start again at 0 (nsguard(8), UPGRADE).
+	want_eq "status of $HELD under the new build" "$(status_of "$HELD")" "deny denied=0"
+}
+n_case daemonset-install case_install
+
+# The container of the older build runs on, guarded, with its count.
+case_held_after() {
+	want_eq "$HELD's task" "$("${CTR[@]}" task ls | awk -v id="$HELD" '$1 == id {print $3}')" RUNNING || return 1
+	probe "$HELD"
+	want_run "unshare in $HELD after the install" 1 "*unshare: fail errno=EPERM*"
+}
+n_case running-container-still-guarded case_held_after
+
+# A pod through the nsguard RuntimeClass handler, guarded by the new
+# build, to whose program the install moved every guarded cgroup.
+case_pod() {
+	local out rc
+	out=$(/usr/bin/python3 "$NSG_REPO/integration/cri/cri-client" --socket /run/containerd/containerd.sock \
+		--state /run/containerd --image "$IMAGE" --logs "$NODE/logs" --nsguard "$NSG" \
+		--monlog /dev/null --handler nsguard --mode deny tier node-pod 2>&1)
+	rc=$?
+	echo "${out//$'\n'/$'\n'  | }" | sed '1s/^/  | /'
+	want_eq "cri-client tier (its FAIL lines above)" "$rc/$(grep -c '^FAIL' <<<"$out")" 0/0 || return 1
+	want_eq "status of $HELD" "$(status_of "$HELD")" "deny denied=1"
+}
+n_case pod-after-install-guarded case_pod
+
+# The monitor's ring buffer went with the old pins: the monitor read what
+# was left in it, and the unit restarted (Restart=on-failure) onto the new
+# one: no event lost.
+case_monitor_follows() {
+	local n
+	probe "$HELD"
+	want_run "unshare in $HELD" 1 "*unshare: fail errno=EPERM*" || return 1
+	# Three denies of it so far: before the install, after it (the old
+	# pins), and now (the new ones).
+	for _ in $(seq 150); do
+		n=$(journalctl --no-pager -u nsguard-monitor.service -o cat | grep -c "\"id\":\"$HELD\".*\"decision\":\"deny\"")
+		[ "$n" -ge 3 ] && break
+		sleep 0.2
+	done
+	want_eq "deny events of $HELD in the journal" "$n" 3 ||
+		{ CT_WHY+="; the monitor's journal: $(journalctl --no-pager -u nsguard-monitor.service -o cat |
+			grep -v '^{' | tail -n 12 | tr '\n' '|'); events of $HELD: $(journalctl --no-pager \
+			-u nsguard-monitor.service -o short-monotonic | grep "\"id\":\"$HELD\"" | cut -c1-110 | tr '\n' '|')"; return 1; }
+	journal_has "the monitor's restart" -u nsguard-monitor.service -o cat -- 'was replaced \(nsguard upgrade\)'
+}
+n_case monitor-follows-upgrade case_monitor_follows
+
+case_install_again() {
+	cd_pid=$(systemctl show -P MainPID containerd.service)
+	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
+	CT_RC=$?
+	want_run "nsguard-node-install, again" 0 "*containerd: configured already*" || return 1
+	want_run "nsguard-node-install, again" 0 "*/usr/local: up to date*" || return 1
+	want_eq "containerd's pid" "$(systemctl show -P MainPID containerd.service)" "$cd_pid"
+}
+n_case daemonset-install-again case_install_again
+
+"${CTR[@]}" task kill -s KILL "$HELD" >/dev/null 2>&1
+exit 0
