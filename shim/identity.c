@@ -11,10 +11,12 @@
 /*
  * The one table of annotation keys, by family.  containerd's CRI plugin:
  * pkg/cri/annotations/annotations.go (v1.6: SandboxName, SandboxNamespace,
- * ContainerName).  CRI-O copies the kubelet's labels into the annotations:
- * kubernetes pkg/kubelet/types/labels.go (KubernetesPodNameLabel,
- * KubernetesPodNamespaceLabel, KubernetesContainerNameLabel).  Only the
- * family of identity-source is read (identity_pick).
+ * ContainerName, ImageName; the last on containers, not on the sandbox).
+ * CRI-O copies the kubelet's labels into the annotations: kubernetes
+ * pkg/kubelet/types/labels.go (KubernetesPodNameLabel,
+ * KubernetesPodNamespaceLabel, KubernetesContainerNameLabel), and adds its
+ * own io.kubernetes.cri-o.ImageName (the image as the pod asked for it).
+ * Only the family of identity-source is read (identity_pick).
  */
 static const struct {
 	const char *key;
@@ -24,9 +26,11 @@ static const struct {
 	{ "io.kubernetes.cri.sandbox-name", IDENT_POD, IDENT_SRC_CONTAINERD },
 	{ "io.kubernetes.cri.sandbox-namespace", IDENT_NAMESPACE, IDENT_SRC_CONTAINERD },
 	{ "io.kubernetes.cri.container-name", IDENT_CONTAINER, IDENT_SRC_CONTAINERD },
+	{ "io.kubernetes.cri.image-name", IDENT_IMAGE, IDENT_SRC_CONTAINERD },
 	{ "io.kubernetes.pod.name", IDENT_POD, IDENT_SRC_CRIO },
 	{ "io.kubernetes.pod.namespace", IDENT_NAMESPACE, IDENT_SRC_CRIO },
 	{ "io.kubernetes.container.name", IDENT_CONTAINER, IDENT_SRC_CRIO },
+	{ "io.kubernetes.cri-o.ImageName", IDENT_IMAGE, IDENT_SRC_CRIO },
 };
 
 static const char *const source_names[IDENT_SRC_COUNT] = {
@@ -41,6 +45,7 @@ const char *identity_name(enum identity_field f)
 		[IDENT_POD] = "pod",
 		[IDENT_NAMESPACE] = "namespace",
 		[IDENT_CONTAINER] = "container",
+		[IDENT_IMAGE] = "image",
 	};
 
 	return (unsigned)f < IDENT_COUNT ? names[f] : "?";
@@ -112,13 +117,15 @@ const struct pod_identity *identity_pick(struct pod_identity by_source[IDENT_SRC
 	return id;
 }
 
-static bool name_char(char c)
+static bool name_char(enum identity_field f, char c)
 {
+	if (f == IDENT_IMAGE && (c == '/' || c == ':' || c == '@'))
+		return true;
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '.' || c == '_' || c == '-';
 }
 
-char *identity_sanitize(const char *value, bool *changed)
+char *identity_sanitize(enum identity_field f, const char *value, bool *changed)
 {
 	size_t n = strnlen(value, IDENTITY_MAX + 1), i;
 	char *out;
@@ -132,7 +139,7 @@ char *identity_sanitize(const char *value, bool *changed)
 	if (!out)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		out[i] = name_char(value[i]) ? value[i] : '?';
+		out[i] = name_char(f, value[i]) ? value[i] : '?';
 		*changed |= out[i] != value[i];
 	}
 	out[n] = '\0';
@@ -145,7 +152,7 @@ int identity_set(struct pod_identity *id, enum identity_field f, const char *val
 
 	if ((unsigned)f >= IDENT_COUNT || id->v[f] || !value[0])
 		return 0;
-	id->v[f] = identity_sanitize(value, &changed);
+	id->v[f] = identity_sanitize(f, value, &changed);
 	if (!id->v[f])
 		return nsg_fail(ENOMEM, "out of memory");
 	id->mended[f] = changed;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Pod identity: pod name, namespace and container name, from the annotations
- * a Kubernetes CRI runtime passes (identity_keys[] in identity.c).  The
+ * Pod identity: pod name, namespace, container name and image, from the
+ * annotations a Kubernetes CRI runtime passes (identity_keys[] in identity.c).  The
  * tenant controls annotations, so these are labels for humans only: never
  * used for a decision, sanitized, and a bad value is dropped or mended with
  * a warning, never a refusal.
@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-enum identity_field { IDENT_POD, IDENT_NAMESPACE, IDENT_CONTAINER, IDENT_COUNT };
+enum identity_field { IDENT_POD, IDENT_NAMESPACE, IDENT_CONTAINER, IDENT_IMAGE, IDENT_COUNT };
 
 /*
  * The runtime whose keys name a pod (identity-source in nsguard.conf).  A
@@ -28,7 +28,7 @@ struct pod_identity {
 	bool mended[IDENT_COUNT]; /* identity_set cut or mended it (not copied) */
 };
 
-/* The record, status and monitor key of field f: "pod", "namespace", "container". */
+/* The record, status and monitor key of field f: "pod", "namespace", "container", "image". */
 const char *identity_name(enum identity_field f);
 /* The field an annotation key carries, or -1; *src (may be NULL) its family. */
 int identity_field_of(const char *annotation_key, enum identity_source *src);
@@ -48,12 +48,12 @@ int identity_collect(struct pod_identity by_source[IDENT_SRC_NONE], const char *
 const struct pod_identity *identity_pick(struct pod_identity by_source[IDENT_SRC_NONE],
 					 enum identity_source src);
 /*
- * A malloc'd copy of value fit to show: at most IDENTITY_MAX bytes, every
- * byte outside [A-Za-z0-9._-] (Kubernetes names use no others) replaced by
- * '?'.  *changed says it was cut or mended.  NULL for an empty value or
- * when out of memory.
+ * A malloc'd copy of value fit to show as field f: at most IDENTITY_MAX
+ * bytes, every byte outside [A-Za-z0-9._-] (Kubernetes names use no others;
+ * an image reference also '/', ':' and '@') replaced by '?'.  *changed says
+ * it was cut or mended.  NULL for an empty value or when out of memory.
  */
-char *identity_sanitize(const char *value, bool *changed);
+char *identity_sanitize(enum identity_field f, const char *value, bool *changed);
 /*
  * Keep a sanitized copy of value as field f unless it is set already
  * (the first source wins); a mended value is marked (identity_pick warns).

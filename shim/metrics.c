@@ -28,7 +28,7 @@ static void family(FILE *out, const char *name, const char *type, const char *he
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* name{id="..",pod="..",namespace="..",container=".." (no closing brace) */
+/* name{id="..",pod="..",namespace="..",container="..",image=".." (no closing brace) */
 static void container_labels(FILE *out, const char *name, const struct metrics_container *c)
 {
 	fprintf(out, "%s{id=\"", name);

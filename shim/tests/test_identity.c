@@ -54,21 +54,34 @@ static void t_sanitize(void)
 	bool changed = true;
 	char *s;
 
-	s = identity_sanitize("web-0.shop_1", &changed);
+	s = identity_sanitize(IDENT_POD, "web-0.shop_1", &changed);
 	ASSERT_STREQ("web-0.shop_1", s);
 	ASSERT_TRUE(!changed);
 	free(s);
-	s = identity_sanitize("a\nb\x1b[31m\"c\\ d=e\x7f\xc3\xa9", &changed);
+	s = identity_sanitize(IDENT_POD, "a\nb\x1b[31m\"c\\ d=e\x7f\xc3\xa9", &changed);
 	ASSERT_STREQ("a?b??31m?c??d?e???", s);
 	ASSERT_TRUE(changed);
 	free(s);
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	s = identity_sanitize(big, &changed);
+	s = identity_sanitize(IDENT_POD, big, &changed);
 	ASSERT_EQ(IDENTITY_MAX, strlen(s));
 	ASSERT_TRUE(changed);
 	free(s);
-	ASSERT_TRUE(identity_sanitize("", &changed) == NULL);
+	ASSERT_TRUE(identity_sanitize(IDENT_POD, "", &changed) == NULL);
+	/* An image reference keeps its '/', ':' and '@'; a pod name does not. */
+	s = identity_sanitize(IDENT_IMAGE, "reg.io:5000/team/app@sha256:ab12", &changed);
+	ASSERT_STREQ("reg.io:5000/team/app@sha256:ab12", s);
+	ASSERT_TRUE(!changed);
+	free(s);
+	s = identity_sanitize(IDENT_POD, "reg.io:5000/team/app", &changed);
+	ASSERT_STREQ("reg.io?5000?team?app", s);
+	ASSERT_TRUE(changed);
+	free(s);
+	s = identity_sanitize(IDENT_IMAGE, "app:1 \"x\"\n", &changed);
+	ASSERT_STREQ("app:1??x??", s);
+	ASSERT_TRUE(changed);
+	free(s);
 }
 
 /*
@@ -219,11 +232,11 @@ static void t_metrics(void)
 	ASSERT_SUBSTR("# TYPE nsguard_decisions_total counter\nnsguard_decisions_total 9\n", s);
 	ASSERT_SUBSTR("nsguard_events_dropped_total 4\n", s);
 	ASSERT_SUBSTR("nsguard_userns_decisions_total{id=\"a\",pod=\"web-0\",namespace=\"sh\\\"op\","
-		      "container=\"\",mode=\"deny\",action=\"denied\"} 18446744073709551615\n", s);
-	ASSERT_SUBSTR("nsguard_userns_decisions_total{id=\"b\",pod=\"\",namespace=\"\",container=\"\","
+		      "container=\"\",image=\"\",mode=\"deny\",action=\"denied\"} 18446744073709551615\n", s);
+	ASSERT_SUBSTR("nsguard_userns_decisions_total{id=\"b\",pod=\"\",namespace=\"\",container=\"\",image=\"\","
 		      "mode=\"audit\",action=\"audited\"} 0\n", s);
 	ASSERT_SUBSTR("nsguard_container_events_dropped_total{id=\"a\",pod=\"web-0\","
-		      "namespace=\"sh\\\"op\",container=\"\"} 4\n", s);
+		      "namespace=\"sh\\\"op\",container=\"\",image=\"\"} 4\n", s);
 	/* One HELP and TYPE per family. */
 	ASSERT_TRUE(strstr(strstr(s, "# TYPE nsguard_userns_decisions_total") + 1,
 			   "# TYPE nsguard_userns_decisions_total") == NULL);
