@@ -17,7 +17,8 @@
  * A file nsguard cannot read exactly as the runtime would (json_strict_check:
  * Go's key folding, invalid UTF-8) is refused and nothing changes.
  * containerd's drop-in is written by share/nsguard/containerd/
- * nsguard-cri-dropin (it needs containerd's own reading of its TOML).
+ * nsguard-cri-dropin (it needs containerd's own reading of its TOML);
+ * cri-o's hooks and drop-in by configure_crio.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,28 +32,18 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
+#include "configure.h"
 #include "fileio.h"
 #include "json.h"
 #include "jsonstrict.h"
 #include "log.h"
 #include "util.h"
 
-#define CONF_MAX (1u << 20)
-
-struct conf {
-	const char *runtime, *file, *bindir, *tiers_arg, *share, *containerd;
-	const char *extra[8]; /* containerd: more runtimes files (--extra) */
-	size_t n_extra;
-	bool dry_run;
-	const char *tiers[3];
-	size_t n_tiers;
-};
-
 static const char *const docker_keys[] = { "runtimes", "path", "runtimeArgs", NULL };
 static const char *const all_tiers[] = { "nsguard", "nsguard-audit", "nsguard-allow" };
 
 /* path's bytes (NUL-terminated), or *existed false when there is none. */
-static int read_file(const char *path, char **text, size_t *len, bool *existed)
+int conf_read_file(const char *path, char **text, size_t *len, bool *existed)
 {
 	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	int err;
@@ -77,7 +68,7 @@ static int read_file(const char *path, char **text, size_t *len, bool *existed)
  * every directory above it must be root's and written by no one else (a
  * world-writable directory only with the sticky bit, as /tmp).
  */
-static int trusted(const char *path)
+int conf_trusted(const char *path)
 {
 	cleanup_free char *real = realpath(path, NULL);
 	struct stat st;
@@ -121,7 +112,7 @@ static int split(const char *path, char **dir, char **base)
 }
 
 /* Replace path with exactly text, atomically (a temporary file beside it, renamed). */
-static int write_text(const char *path, const char *text, mode_t mode)
+int conf_write_text(const char *path, const char *text, mode_t mode)
 {
 	cleanup_free char *dir = NULL, *base = NULL;
 	int err = split(path, &dir, &base);
@@ -142,7 +133,7 @@ static char *side_path(const char *path, const char *suffix)
 }
 
 /* --dry-run: what would change, as diff -u shows it. */
-static int show_diff(const char *path, const char *old, const char *new)
+int conf_show_diff(const char *path, const char *old, const char *new)
 {
 	char a[] = "/tmp/nsguard-configure.XXXXXX", b[] = "/tmp/nsguard-configure.XXXXXX";
 	cleanup_close int fa = mkstemp(a), fb = mkstemp(b);
@@ -313,11 +304,11 @@ static int docker_configure(const struct conf *c)
 			return nsg_fail(ENOENT, "%s: %s (make install makes the wrapper's links; "
 						"--bindir names another place)",
 					link, strerror(errno));
-		err = trusted(link);
+		err = conf_trusted(link);
 		if (err)
 			return err;
 	}
-	err = read_file(c->file, &text, &len, &existed) ?:
+	err = conf_read_file(c->file, &text, &len, &existed) ?:
 	      docker_edit(c, text, len, true, &out, &changed);
 	if (err)
 		return err;
@@ -326,16 +317,16 @@ static int docker_configure(const struct conf *c)
 		return 0;
 	}
 	if (c->dry_run)
-		return show_diff(c->file, text, out);
+		return conf_show_diff(c->file, text, out);
 	/* The file as it was before the first configure: unconfigure's bytes. */
 	if (access(orig, F_OK) < 0 && access(absent, F_OK) < 0) {
-		err = existed ? write_text(orig, text, 0600) : write_text(absent, "", 0600);
+		err = existed ? conf_write_text(orig, text, 0600) : conf_write_text(absent, "", 0600);
 		if (err)
 			return nsg_fail_context(err, "keeping the original of %s", c->file);
 	}
 	if (existed)
 		stat(c->file, &st);
-	err = write_text(c->file, out, st.st_mode & 07777);
+	err = conf_write_text(c->file, out, st.st_mode & 07777);
 	if (err)
 		return err;
 	printf("%s: %s configured (%zu runtime%s); restart dockerd\n", c->file, c->runtime,
@@ -354,11 +345,11 @@ static int docker_unconfigure(const struct conf *c)
 
 	if (!orig || !absent)
 		return nsg_fail(ENOMEM, "out of memory");
-	err = read_file(c->file, &text, &len, &existed);
+	err = conf_read_file(c->file, &text, &len, &existed);
 	if (err)
 		return err;
 	was_absent = access(absent, F_OK) == 0;
-	err = read_file(orig, &orig_text, &olen, &had_orig);
+	err = conf_read_file(orig, &orig_text, &olen, &had_orig);
 	if (err)
 		return err;
 	/* Unchanged since configure: the original, byte for byte. */
@@ -368,7 +359,7 @@ static int docker_unconfigure(const struct conf *c)
 			return err;
 		if (strcmp(ours, text) == 0) {
 			if (c->dry_run)
-				return show_diff(c->file, text, orig_text);
+				return conf_show_diff(c->file, text, orig_text);
 			/* configure kept the file's mode: the one it had. */
 			stat(c->file, &st);
 			if (was_absent)
@@ -376,7 +367,7 @@ static int docker_unconfigure(const struct conf *c)
 					      nsg_fail(errno, "%s: %s", c->file, strerror(errno)) :
 					      0;
 			else
-				err = write_text(c->file, orig_text, st.st_mode & 07777);
+				err = conf_write_text(c->file, orig_text, st.st_mode & 07777);
 			if (err)
 				return err;
 			unlink(orig);
@@ -398,10 +389,10 @@ static int docker_unconfigure(const struct conf *c)
 		if (c->dry_run)
 			return 0;
 	} else if (c->dry_run) {
-		return show_diff(c->file, text, out);
+		return conf_show_diff(c->file, text, out);
 	} else {
 		stat(c->file, &st);
-		err = write_text(c->file, out, st.st_mode & 07777);
+		err = conf_write_text(c->file, out, st.st_mode & 07777);
 		if (err)
 			return err;
 		printf("%s: nsguard's runtimes removed (the file changed since configure, so "
@@ -414,7 +405,7 @@ static int docker_unconfigure(const struct conf *c)
 }
 
 /* One hooks.d file (oci-hooks(5) 1.0.0) running this binary at stage. */
-static char *hook_json(const struct conf *c, const char *stage)
+char *conf_hook_json(const struct conf *c, const char *stage)
 {
 	cleanup_cjson cJSON *o = cJSON_CreateObject();
 	cleanup_free char *path = NULL, *text = NULL;
@@ -438,30 +429,29 @@ static char *hook_json(const struct conf *c, const char *stage)
 	return t;
 }
 
-static int podman(const struct conf *c, bool add)
+int conf_hooks_files(const struct conf *c, const char *dir, bool add, size_t *changed)
 {
 	static const char *const stages[] = { "createRuntime", "poststop" };
-	size_t changed = 0;
 	int err = 0;
 
+	*changed = 0;
 	if (add) {
 		cleanup_free char *self = NULL;
 
 		if (asprintf(&self, "%s/nsguard", c->bindir) < 0)
 			return nsg_fail(ENOMEM, "out of memory");
-		err = trusted(self);
+		err = conf_trusted(self);
 		if (err)
 			return err;
 	}
-
 	for (size_t i = 0; i < ARRAY_SIZE(stages) && !err; i++) {
-		cleanup_free char *path = NULL, *want = hook_json(c, stages[i]), *text = NULL;
+		cleanup_free char *path = NULL, *want = conf_hook_json(c, stages[i]), *text = NULL;
 		bool existed;
 		size_t len;
 
-		if (!want || asprintf(&path, "%s/nsguard-%s.json", c->file, stages[i]) < 0)
+		if (!want || asprintf(&path, "%s/nsguard-%s.json", dir, stages[i]) < 0)
 			return nsg_fail(ENOMEM, "out of memory");
-		err = read_file(path, &text, &len, &existed);
+		err = conf_read_file(path, &text, &len, &existed);
 		if (err)
 			break;
 		if (add && existed && strcmp(text, want) == 0)
@@ -473,16 +463,24 @@ static int podman(const struct conf *c, bool add)
 				       path);
 			break;
 		}
-		changed++;
+		(*changed)++;
 		if (c->dry_run) {
-			err = show_diff(path, add ? text : want, add ? want : "");
+			err = conf_show_diff(path, add ? text : want, add ? want : "");
 			continue;
 		}
 		if (add)
-			err = write_text(path, want, 0644);
+			err = conf_write_text(path, want, 0644);
 		else if (unlink(path) < 0)
 			err = nsg_fail(errno, "%s: %s", path, strerror(errno));
 	}
+	return err;
+}
+
+static int podman(const struct conf *c, bool add)
+{
+	size_t changed = 0;
+	int err = conf_hooks_files(c, c->file, add, &changed);
+
 	if (!err && !c->dry_run)
 		printf("%s: %s (%zu file%s changed)\n", c->file,
 		       changed ? (add ? "podman configured" : "podman unconfigured") :
@@ -495,7 +493,7 @@ static int podman(const struct conf *c, bool add)
  * Run argv (argv[0] looked up in PATH) to its end: with out, its standard
  * output is taken (malloc'd); without, it is the user's.
  */
-static int spawn(char *const argv[], char **out)
+int conf_spawn(char *const argv[], char **out)
 {
 	int fds[2] = { -1, -1 }, status = 0, err = 0;
 	size_t len = 0;
@@ -551,7 +549,7 @@ static bool imported(const struct conf *c, const char *path)
 	cleanup_free char *dump = NULL, *quoted = NULL;
 	char *start, *end;
 
-	if (spawn(argv, &dump) < 0 || asprintf(&quoted, "\"%s\"", path) < 0) {
+	if (conf_spawn(argv, &dump) < 0 || asprintf(&quoted, "\"%s\"", path) < 0) {
 		nsg_clear_error();
 		return false;
 	}
@@ -582,7 +580,7 @@ static int containerd(const struct conf *c, bool add)
 	if (!dropin || asprintf(&script, "%s/nsguard-cri-dropin", c->share) < 0 ||
 	    asprintf(&runtimes, "%s/nsguard-runtimes.toml", c->share) < 0)
 		return nsg_fail(ENOMEM, "out of memory");
-	err = read_file(dropin, &text, &len, &existed);
+	err = conf_read_file(dropin, &text, &len, &existed);
 	if (err)
 		return err;
 	if (existed && !strstr(text, "# containerd CRI drop-in written by nsguard-cri-dropin"))
@@ -593,7 +591,7 @@ static int containerd(const struct conf *c, bool add)
 			return 0;
 		}
 		if (c->dry_run)
-			return show_diff(dropin, text, "");
+			return conf_show_diff(dropin, text, "");
 		if (unlink(dropin) < 0)
 			return nsg_fail(errno, "%s: %s", dropin, strerror(errno));
 		printf("%s: removed; restart containerd\n", dropin);
@@ -603,9 +601,9 @@ static int containerd(const struct conf *c, bool add)
 		return nsg_fail(ENOENT, "%s or %s: %s (make install puts them there; --share names "
 					"another place)",
 				script, runtimes, strerror(errno));
-	err = trusted(script) ?: trusted(runtimes);
+	err = conf_trusted(script) ?: conf_trusted(runtimes);
 	for (size_t i = 0; !err && i < c->n_extra; i++)
-		err = trusted(c->extra[i]);
+		err = conf_trusted(c->extra[i]);
 	if (err)
 		return err;
 	argv[n++] = script;
@@ -624,26 +622,26 @@ static int containerd(const struct conf *c, bool add)
 	if (c->dry_run) {
 		cleanup_free char *out = NULL;
 
-		err = spawn(argv, &out);
+		err = conf_spawn(argv, &out);
 		if (err)
 			return err;
 		if (strcmp(text, out) == 0) {
 			printf("%s: already configured\n", dropin);
 			return 0;
 		}
-		return show_diff(dropin, text, out);
+		return conf_show_diff(dropin, text, out);
 	}
 	err = mkdir_p(strrchr(dropin, '/') ? dirname(strdupa(dropin)) : ".", 0755);
 	if (err)
 		return nsg_fail(-err, "%s: %s", dropin, strerror(-err));
-	err = spawn(argv, NULL);
+	err = conf_spawn(argv, NULL);
 	if (err)
 		return err;
 	/* Written: but does config.toml import it?  Else it would sit there unread. */
 	if (!imported(c, dropin)) {
 		/* As it was: the old drop-in back, or none. */
 		if (existed)
-			write_text(dropin, text, 0600);
+			conf_write_text(dropin, text, 0600);
 		else
 			unlink(dropin);
 		return nsg_fail(ENOENT,
@@ -707,6 +705,9 @@ static int configure_opt(int opt, const char *arg, void *data)
 	case 'c':
 		c->containerd = arg;
 		break;
+	case 'C':
+		c->crio = arg;
+		break;
 	case 'x':
 		if (c->n_extra == ARRAY_SIZE(c->extra))
 			return cmd_usage("--extra: at most %zu files", ARRAY_SIZE(c->extra));
@@ -721,8 +722,10 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 	static const struct cmd_option opts[] = {
 		{ .name = "dry-run", .val = 'n', .help = "print what would change (diff -u), change nothing" },
 		{ .name = "file", .arg = "PATH", .val = 'f',
-		  .help = "the runtime's file (docker: /etc/docker/daemon.json) or directory "
-			  "(podman: /etc/containers/oci/hooks.d)" },
+		  .help = "the runtime's file (docker: /etc/docker/daemon.json; containerd: "
+			  "/etc/containerd/config.toml; cri-o: the drop-in, "
+			  "/etc/crio/crio.conf.d/99-nsguard.conf) or directory (podman: "
+			  "/etc/containers/oci/hooks.d)" },
 		{ .name = "bindir", .arg = "DIR", .val = 'b',
 		  .help = "where nsguard and its runtime links are (default: this binary's)" },
 		{ .name = "tiers", .arg = "LIST", .val = 't',
@@ -733,6 +736,8 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 		  .help = "containerd: the binary that reads the config (containerd)" },
 		{ .name = "extra", .arg = "FILE", .val = 'x', .repeat = true,
 		  .help = "containerd: more handlers (nsguard-base-spec.toml)" },
+		{ .name = "crio", .arg = "PATH", .val = 'C',
+		  .help = "cri-o: the binary whose `crio config` shows hooks_dir (crio)" },
 		{},
 	};
 	struct conf c = { .tiers = { "nsguard", "nsguard-audit", "nsguard-allow" }, .n_tiers = 3 };
@@ -750,7 +755,7 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 	}
 	c.runtime = args[0];
 	if (!c.runtime)
-		return cmd_usage("%s: RUNTIME missing (containerd, docker or podman)", cmd);
+		return cmd_usage("%s: RUNTIME missing (containerd, cri-o, docker or podman)", cmd);
 	if (!c.bindir) {
 		self = realpath("/proc/self/exe", NULL);
 		if (!self)
@@ -776,7 +781,13 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 		c.containerd = c.containerd ?: "containerd";
 		return containerd(&c, add);
 	}
-	return cmd_usage("%s: unknown runtime '%s' (containerd, docker, podman)", cmd, c.runtime);
+	if (strcmp(c.runtime, "cri-o") == 0) {
+		c.file = c.file ?: "/etc/crio/crio.conf.d/99-nsguard.conf";
+		c.crio = c.crio ?: "crio";
+		return conf_crio(&c, add);
+	}
+	return cmd_usage("%s: unknown runtime '%s' (containerd, cri-o, docker, podman)", cmd,
+			 c.runtime);
 }
 
 int cmd_configure(struct cmd_ctx *ctx, int argc, char **argv)

@@ -55,7 +55,7 @@ static const struct command {
 	  "run the OCI runtime with nsguard's hooks added (containerd, Docker)", NULL },
 	{ "upgrade", cmd_upgrade, "", "move guarded cgroups to this build's program", NULL },
 	{ "configure", cmd_configure, "[--dry-run] [--file PATH] [--bindir DIR] [--tiers LIST] RUNTIME",
-	  "register nsguard in a runtime's configuration (docker, podman)", NULL },
+	  "register nsguard in a runtime's configuration (containerd, cri-o, docker, podman)", NULL },
 	{ "unconfigure", cmd_unconfigure, "[--dry-run] [--file PATH] [--bindir DIR] RUNTIME",
 	  "take back exactly what configure added", NULL },
 	{ "unload", cmd_unload, "[--force]",

@@ -6,7 +6,7 @@
 NSGUARD_VERSION ?= 0.1.0
 SHIM_CMD_SRCS := shim/main.c shim/cmd_common.c shim/cmd_hook.c shim/cmd_attach.c \
 	shim/cmd_status.c shim/cmd_monitor.c shim/cmd_gc.c shim/cmd_check.c shim/guard.c \
-	shim/container_live.c shim/upgrade.c shim/cmd_upgrade.c shim/evlog.c shim/cmd_suggest.c shim/cmd_load.c shim/cmd_unload.c shim/cmd_configure.c shim/cmd_explain.c \
+	shim/container_live.c shim/upgrade.c shim/cmd_upgrade.c shim/evlog.c shim/cmd_suggest.c shim/cmd_load.c shim/cmd_unload.c shim/cmd_configure.c shim/configure_crio.c shim/cmd_explain.c \
 	shim/cmd_runtime.c
 SHIM_OBJS = $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_CORE_SRCS) $(SHIM_CMD_SRCS))
 # libbpf, libelf, libz and libcap linked in: the hook is a short process on

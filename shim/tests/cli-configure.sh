@@ -1,7 +1,8 @@
 #!/bin/bash
 # Host tests of `nsguard configure` and `unconfigure` (#31 item 1): they only
-# edit the runtimes' files (Docker's daemon.json, podman's hooks.d), here in
-# a temporary directory; nothing reaches bpf().  That dockerd and podman
+# edit the runtimes' files (Docker's daemon.json, podman's hooks.d,
+# containerd's and CRI-O's drop-ins), here in a temporary directory; nothing
+# reaches bpf().  That dockerd and podman
 # then run guarded containers is shown in the guest (client-docker.sh).
 # The conditions are strings check() evaluates (SC2016).
 # shellcheck source=integration/tests/lib.sh disable=SC1091,SC2016
@@ -124,6 +125,54 @@ check podman-edited-left-alone '[ "$rc" = 1 ] && [ -e "$t/hooks.d/nsguard-postst
 rm "$t/hooks.d/nsguard-poststop.json"
 pm unconfigure
 check podman-unconfigure '[ "$rc" = 0 ] && [ -z "$(ls -A "$t/hooks.d")" ]'
+
+# cri-o: its own hooks directory and a drop-in adding it to hooks_dir.  No
+# CRI-O here: a stand-in `crio config` prints hooks_dir as CRI-O would, from
+# crio.conf and then crio.conf.d/*.conf in lexical order, the last one
+# setting it winning (crio.conf.d(5)).
+R=$t/crio
+mkdir -p "$R/crio.conf.d"
+printf '[crio.runtime]\nhooks_dir = [\n  "/usr/share/containers/oci/hooks.d",\n  "/opt/vendor/hooks.d",\n]\n' >"$R/crio.conf"
+cat >"$R/crio" <<EOF
+#!/bin/bash
+[ "\$1" = config ] || exit 2
+for f in "$R/crio.conf" "$R"/crio.conf.d/*.conf; do
+	[ -e "\$f" ] && grep -q '^hooks_dir' "\$f" && last=\$f
+done
+echo '# CRI-O config (stand-in)'
+echo '[crio.runtime]'
+sed -n '/^hooks_dir/,/]/p' "\$last"
+EOF
+chmod +x "$R/crio"
+co() { run "$NSG" "$1" --bindir "$t/bin" --crio "$R/crio" --file "$R/crio.conf.d/99-nsguard.conf" "${@:2}" cri-o; }
+co configure --dry-run
+check crio-dry-run '[ "$rc" = 0 ] && grep -q "^+  \"$R/nsguard-hooks.d\"," <<<"$out" && [ ! -e "$R/crio.conf.d/99-nsguard.conf" ] && [ ! -e "$R/nsguard-hooks.d" ]'
+co configure
+check crio-configure '[ "$rc" = 0 ] && [ "$("$R/crio" config | grep -c "^  \"")" = 3 ] &&
+	"$R/crio" config | grep -q "^  \"/opt/vendor/hooks.d\"," && "$R/crio" config | grep -q "^  \"$R/nsguard-hooks.d\"," &&
+	[ "$(jq -r .hook.path "$R/nsguard-hooks.d/nsguard-createRuntime.json")" = "$t/bin/nsguard" ] &&
+	[ "$(jq -r .stages[0] "$R/nsguard-hooks.d/nsguard-poststop.json")" = poststop ]'
+md5=$(md5sum <"$R/crio.conf.d/99-nsguard.conf")
+co configure
+check crio-idempotent '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]] && [ "$(md5sum <"$R/crio.conf.d/99-nsguard.conf")" = "$md5" ]'
+co unconfigure
+check crio-unconfigure '[ "$rc" = 0 ] && [ -z "$(ls -A "$R/crio.conf.d")" ] && [ -z "$(ls -A "$R/nsguard-hooks.d")" ]'
+# An admin's drop-in sorting after nsguard's sets hooks_dir: CRI-O would not
+# read nsguard's directory, so nothing is left.
+printf 'hooks_dir = ["/etc/admin/hooks.d"]\n' >"$R/crio.conf.d/zz-admin.conf"
+co configure
+check crio-not-read-left-as-was '[ "$rc" = 1 ] && [[ $err == *"does not list"* ]] && [ ! -e "$R/crio.conf.d/99-nsguard.conf" ] &&
+	[ -z "$(ls -A "$R/nsguard-hooks.d")" ]'
+# A list nsguard cannot read as CRI-O does (an escape) is refused.
+printf 'hooks_dir = ["/etc/a\\u0041"]\n' >"$R/crio.conf.d/zz-admin.conf"
+co configure
+check crio-refuses-escapes '[ "$rc" = 1 ] && [[ $err == *"escape"* ]] && [ ! -e "$R/crio.conf.d/99-nsguard.conf" ]'
+rm "$R/crio.conf.d/zz-admin.conf"
+echo '[crio.runtime]' >"$R/crio.conf.d/99-nsguard.conf"
+co configure
+check crio-not-ours-left-alone '[ "$rc" = 1 ] && [[ $err == *"not nsguard'"'"'s drop-in"* ]] &&
+	[ "$(cat "$R/crio.conf.d/99-nsguard.conf")" = "[crio.runtime]" ]'
+rm "$R/crio.conf.d/99-nsguard.conf"
 
 run "$NSG" configure --bindir "$t/bin" nosuch
 check unknown-runtime '[ "$rc" = 2 ]'
