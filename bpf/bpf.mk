@@ -38,6 +38,20 @@ $(BUILD)/nsguard.skel.h: $(BUILD)/nsguard.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name nsguard > $@.tmp && mv $@.tmp $@
 
+# The program's ABI identity (guard_abi), computed here once rather than by
+# every hook: FNV-1a of the object the skeleton embeds (bpf/abi-hash.c).
+$(BUILD)/abi-hash: bpf/abi-hash.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -std=gnu11 $(WARNINGS) -o $@ $<
+
+$(BUILD)/nsguard-abi.h: $(BUILD)/nsguard.bpf.o $(BUILD)/abi-hash
+	$(call msg,GEN,$@)
+	$(Q)h=$$($(BUILD)/abi-hash $<) && printf '#define NSGUARD_ABI "%s"\n' "$$h" >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/next/nsguard-abi.h: $(BUILD)/next/nsguard.bpf.o $(BUILD)/abi-hash
+	$(call msg,GEN,$@)
+	$(Q)h=$$($(BUILD)/abi-hash $<) && printf '#define NSGUARD_ABI "%s"\n' "$$h" >$@.tmp && mv $@.tmp $@
+
 # The layout-changed program of build/nsguard-next (shim/shim.mk).
 $(BUILD)/next/nsguard.bpf.o: bpf/nsguard.bpf.c bpf/nsguard.h bpf/bpf.mk $(BUILD)/vmlinux.h
 	$(call msg,CLANG,$@)

@@ -275,7 +275,7 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 		{ .name = "json", .val = 'j', .help = "one JSON object" },
 		{},
 	};
-	char list[256] = "", msg[4200];
+	char list[256] = "", msg[4200], abi[GUARD_ABI_LEN];
 	cleanup_cjson cJSON *doc = NULL;
 	bool json = false, priv;
 	int err = cmd_options("check", argc, argv, opts, check_opt, &json);
@@ -302,6 +302,15 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 
 	check_kernel(doc);
+	/* The ABI is a build-time constant: it must be the carried object's. */
+	guard_abi(abi);
+	if (guard_abi_embedded()) {
+		snprintf(msg, sizeof(msg), "this build's ABI %s is its BPF object's", abi);
+		ok(msg);
+	} else {
+		snprintf(msg, sizeof(msg), "this build's ABI %s is not its BPF object's hash", abi);
+		miss(msg, "a broken build: make clean && make");
+	}
 	priv = cmd_require_privileges() == 0;
 	if (priv)
 		ok("running as root with CAP_SYS_ADMIN and CAP_BPF");

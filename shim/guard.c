@@ -23,6 +23,7 @@
 #include "guard.h"
 #include "log.h"
 #include "util.h"
+#include "nsguard-abi.h"
 #include "nsguard.skel.h"
 
 #define LSM_LIST "/sys/kernel/security/lsm"
@@ -161,19 +162,27 @@ static void pin_path(char *buf, size_t len, const char *dir, const char *name)
 /*
  * This build's ABI: a hash (FNV-1a) of the BPF object it carries.  Any change
  * to the program or its maps changes it; its marker abi-<hash> sits beside
- * the pins.
+ * the pins.  Computed at build time (bpf/abi-hash.c, build/nsguard-abi.h):
+ * hashing the object in every hook cost 105 K instructions.
  */
+_Static_assert(sizeof(NSGUARD_ABI) == GUARD_ABI_LEN, "NSGUARD_ABI: 16 hex digits");
+
 void guard_abi(char out[GUARD_ABI_LEN])
+{
+	memcpy(out, NSGUARD_ABI, GUARD_ABI_LEN);
+}
+
+bool guard_abi_embedded(void)
 {
 	size_t sz = 0;
 	const unsigned char *p = nsguard__elf_bytes(&sz);
 	__u64 h = 0xcbf29ce484222325ULL;
+	char hex[GUARD_ABI_LEN];
 
 	for (size_t i = 0; i < sz; i++)
 		h = (h ^ p[i]) * 0x100000001b3ULL;
-	for (int i = GUARD_ABI_LEN - 2; i >= 0; i--, h >>= 4)
-		out[i] = "0123456789abcdef"[h & 0xf];
-	out[GUARD_ABI_LEN - 1] = '\0';
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)h);
+	return strcmp(hex, NSGUARD_ABI) == 0;
 }
 
 /*

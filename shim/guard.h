@@ -52,6 +52,8 @@ int guard_open_at(struct guard *g, const char *dir, bool load);
 /* This build's ABI: 16 hex digits hashed from its BPF object. */
 #define GUARD_ABI_LEN 17
 void guard_abi(char out[GUARD_ABI_LEN]);
+/* Whether the object this binary carries hashes to its ABI (nsguard check). */
+bool guard_abi_embedded(void);
 /* This build's sequence (its commit's time), and the pinned set's (0: none). */
 unsigned long long guard_build_seq(void);
 unsigned long long guard_pinned_seq(const char *dir);

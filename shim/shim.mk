@@ -52,8 +52,10 @@ $(NEXT)/obj:
 
 -include $(wildcard $(NEXT)/obj/*.d)
 
-# The skeleton is generated: make it before anything that includes it.
-$(BUILD)/obj/guard.o: $(BUILD)/nsguard.skel.h
+# The skeleton and the ABI header are generated: make them before anything
+# that includes them.
+$(BUILD)/obj/guard.o $(BUILD)/obj/guard-fault.o: $(BUILD)/nsguard.skel.h $(BUILD)/nsguard-abi.h
+$(NEXT)/obj/guard.o: $(NEXT)/nsguard-abi.h
 $(BUILD)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'
 # The commit --version and the metrics' build_info name: `git describe` of
 # the tree (with -dirty), "unknown" outside a checkout; and the build's
