@@ -64,6 +64,11 @@ int mkdir_p(const char *path, mode_t mode)
 		return nsg_fail(ENOMEM, "out of memory");
 	if (!p[0])
 		return nsg_fail(EINVAL, "mkdir: empty path");
+	/* Almost always there already: one call, not one per component (#32). */
+	if (mkdir(p, mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return nsg_fail(errno, "mkdir %s: %s", p, strerror(errno));
 	for (s = p + 1;; s++) {
 		if (*s != '/' && *s)
 			continue;
