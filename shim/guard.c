@@ -67,9 +67,14 @@ static const char *libbpf_detail(void)
 
 int guard_lsm_check(char *list, size_t len)
 {
+	/* The LSM list is set at boot: one read per process answers every ask (#32). */
+	static bool active;
 	cleanup_fclose FILE *f = NULL;
 	char buf[512] = "", *tok, *save = NULL, copy[512];
 	int err = 0;
+
+	if (active && !list)
+		return 0;
 
 	f = fopen(LSM_LIST, "re");
 	if (!f) {
@@ -88,8 +93,10 @@ int guard_lsm_check(char *list, size_t len)
 		snprintf(list, len, "%s", buf);
 	snprintf(copy, sizeof(copy), "%s", buf);
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (strcmp(tok, "bpf") == 0)
+		if (strcmp(tok, "bpf") == 0) {
+			active = true;
 			return 0;
+		}
 	return nsg_fail(EOPNOTSUPP,
 			"the BPF LSM is not active (%s is \"%s\"), so userns_create cannot be "
 			"guarded: boot with lsm=%s%sbpf (kernel needs CONFIG_BPF_LSM=y)",
