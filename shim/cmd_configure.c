@@ -741,7 +741,7 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 		{},
 	};
 	struct conf c = { .tiers = { "nsguard", "nsguard-audit", "nsguard-allow" }, .n_tiers = 3 };
-	cleanup_free char *self = NULL, *share = NULL;
+	cleanup_free char *self = NULL, *share = NULL, *bindir = NULL;
 	const char *args[1] = { NULL };
 	int err;
 
@@ -765,6 +765,15 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 	}
 	if (c.bindir[0] != '/')
 		return cmd_usage("%s: --bindir wants an absolute path", cmd);
+	/*
+	 * What the runtimes are told to run is the resolved directory: a
+	 * symbolic link on the way (checked by conf_trusted as it points now)
+	 * could be pointed elsewhere afterwards by whoever owns it.
+	 */
+	bindir = realpath(c.bindir, NULL);
+	if (!bindir)
+		return nsg_fail(errno, "--bindir %s: %s", c.bindir, strerror(errno));
+	c.bindir = bindir;
 	if (strcmp(c.runtime, "docker") == 0) {
 		c.file = c.file ?: "/etc/docker/daemon.json";
 		return add ? docker_configure(&c) : docker_unconfigure(&c);

@@ -11,10 +11,12 @@
  * hooks_dir.  A later file replaces a list whole (crio.conf.d(5): files in
  * lexical order, the last one wins), so the drop-in lists every directory
  * `crio config` shows now, and nsguard's after them: none the node had is
- * lost.  Like containerd's drop-in, it holds the list as it was: run
- * configure again after changing hooks_dir.  After writing, `crio config`
- * must show nsguard's directory, or the old drop-in is put back (a file
- * sorting after it, another --config-dir).
+ * lost.  The list is read with nsguard's drop-in set aside, so a run after
+ * the admin changed hooks_dir carries the change.  After writing, `crio
+ * config` must show nsguard's directory, or the old drop-in is put back (a
+ * file sorting after it, another --config-dir).  What crio.service's own
+ * flags (--hooks-dir, CONTAINER_HOOKS_DIR) override, only the running
+ * daemon shows: `crio status config` after the restart (nsguard(8)).
  */
 #include <errno.h>
 #include <libgen.h>
@@ -44,58 +46,117 @@ static void dirs_free(struct dirs *d)
 }
 
 /*
- * hooks_dir = [ "a", 'b', ... ] from `crio config`'s output: the first
- * uncommented assignment, on one line or more.  Only strings without
- * escapes are taken (crio config writes paths so): anything else is
- * refused, so nsguard never writes back a list it read otherwise than CRI-O.
+ * A directory nsguard writes back into TOML: absolute, and nothing that
+ * would need an escape there ('"', '\\', control bytes).
+ */
+static bool plain_dir(const char *s)
+{
+	if (s[0] != '/')
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '"' || *s == '\\')
+			return false;
+	return true;
+}
+
+/*
+ * hooks_dir = [ "a", ... ] from `crio config`'s output, on one line or more.
+ * Since CRI-O 1.21 a setting left at its default is printed commented out,
+ * every line of it behind "# " (pkg/config/template.go): that block is read
+ * when there is no uncommented one.  Only double-quoted plain directories
+ * are taken (crio config writes %q): anything else is refused, so nsguard
+ * never writes back a list it read otherwise than CRI-O.
  */
 static int parse_hooks_dir(const char *text, struct dirs *d)
 {
-	const char *p = text, *line;
+	cleanup_free char *block = NULL;
+	const char *line, *found = NULL, *p;
+	size_t n = 0;
+	bool commented = false;
 
-	for (line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-		p = line + strspn(line, " \t");
-		if (strncmp(p, "hooks_dir", 9) == 0 && p[9 + strspn(p + 9, " \t")] == '=')
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		for (line = text; line && !found; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			p = line + strspn(line, " \t");
+			if (pass == 1) {
+				if (strncmp(line, "# ", 2) != 0)
+					continue;
+				p = line + 2;
+			}
+			if (strncmp(p, "hooks_dir", 9) == 0 && p[9 + strspn(p + 9, " \t")] == '=')
+				found = line;
+		}
+		commented = pass == 1;
+	}
+	if (!found)
+		return nsg_fail(ENOENT, "crio config: no hooks_dir in its output");
+	/* The block, each line without its "# " when commented, up to its ']'. */
+	block = malloc(strlen(found) + 1);
+	if (!block)
+		return nsg_fail(ENOMEM, "out of memory");
+	for (line = found; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *eol = strchrnul(line, '\n'), *from = line;
+
+		if (commented) {
+			if (strncmp(line, "# ", 2) != 0)
+				return nsg_fail(EINVAL, "crio config: the commented hooks_dir ends early");
+			from = line + 2;
+		}
+		memcpy(block + n, from, eol - from);
+		n += eol - from;
+		block[n++] = '\n';
+		if (memchr(from, ']', eol - from) || !*eol)
 			break;
 	}
-	if (!line)
-		return nsg_fail(ENOENT, "crio config: no hooks_dir in its output");
-	p = strchr(p, '=') + 1;
+	block[n] = '\0';
+	p = strchr(block, '=') + 1;
 	p += strspn(p, " \t");
 	if (*p++ != '[')
 		return nsg_fail(EINVAL, "crio config: hooks_dir is not a list");
 	for (;;) {
 		const char *end;
-		char q;
 
 		p += strspn(p, " \t\r\n,");
 		if (*p == ']')
 			return 0;
-		q = *p;
-		if (q != '"' && q != '\'')
+		end = *p == '"' ? strchr(p + 1, '"') : NULL;
+		if (!end)
 			return nsg_fail(EINVAL, "crio config: hooks_dir holds something other than a "
-						"plain string: refused");
-		end = strchr(p + 1, q);
-		if (!end || memchr(p + 1, '\\', end - p - 1) || memchr(p + 1, '\n', end - p - 1))
-			return nsg_fail(EINVAL, "crio config: a hooks_dir entry with an escape or "
-						"unterminated: refused");
+						"double-quoted string: refused");
 		if (d->n == CRIO_MAX_DIRS)
 			return nsg_fail(E2BIG, "crio config: over %d hooks_dir entries",
 					CRIO_MAX_DIRS);
 		d->v[d->n] = strndup(p + 1, end - p - 1);
 		if (!d->v[d->n++])
 			return nsg_fail(ENOMEM, "out of memory");
+		if (!plain_dir(d->v[d->n - 1]))
+			return nsg_fail(EINVAL, "crio config: a hooks_dir entry with an escape, a "
+						"control character or a relative path: refused");
 		p = end + 1;
 	}
 }
 
-/* hooks_dir as CRI-O reads it now. */
-static int effective(const struct conf *c, struct dirs *d)
+/*
+ * hooks_dir as CRI-O reads it without nsguard's drop-in (dropin, when it is
+ * there, is set aside at aside meanwhile: read with it, the list would be
+ * nsguard's own of last time, and an admin's later change would never be
+ * carried).
+ */
+static int effective(const struct conf *c, const char *aside, struct dirs *d)
 {
 	char *const argv[] = { (char *)c->crio, (char *)"config", NULL };
 	cleanup_free char *out = NULL;
-	int err = conf_spawn(argv, &out);
+	bool moved = false;
+	int err;
 
+	if (aside) {
+		if (rename(c->file, aside) < 0 && errno != ENOENT)
+			return nsg_fail(errno, "cannot set %s aside: %s", c->file, strerror(errno));
+		moved = true;
+	}
+	err = conf_spawn(argv, &out);
+	if (moved && rename(aside, c->file) < 0 && errno != ENOENT && !err)
+		err = nsg_fail(errno, "cannot put %s back from %s: %s", c->file, aside,
+			       strerror(errno));
 	return err ?: parse_hooks_dir(out, d);
 }
 
@@ -135,15 +196,27 @@ static char *dropin_text(const struct dirs *d, const char *dir)
 
 int conf_crio(const struct conf *c, bool add)
 {
-	cleanup_free char *text = NULL, *want = NULL, *hooks = NULL, *confdir = NULL;
+	cleanup_free char *text = NULL, *want = NULL, *hooks = NULL, *confdir = NULL, *aside = NULL;
 	struct dirs d = { 0 }, after = { 0 };
+	const char *etc;
 	size_t len, changed = 0;
 	bool existed;
 	int err;
 
 	confdir = strdup(c->file);
-	if (!confdir || asprintf(&hooks, "%s/nsguard-hooks.d", dirname(dirname(confdir))) < 0)
+	if (!confdir)
 		return nsg_fail(ENOMEM, "out of memory");
+	/* /etc/crio: the hooks' directory, and where the drop-in waits when set aside. */
+	etc = dirname(dirname(confdir));
+	if (asprintf(&hooks, "%s/nsguard-hooks.d", etc) < 0 ||
+	    asprintf(&aside, "%s/.nsguard-dropin-aside", etc) < 0)
+		return nsg_fail(ENOMEM, "out of memory");
+	if (!plain_dir(hooks))
+		return nsg_fail(EINVAL, "%s: a path that would need an escape in TOML", hooks);
+	/* What a run cut short while the drop-in was set aside left. */
+	if (access(aside, F_OK) == 0 && access(c->file, F_OK) < 0 && rename(aside, c->file) < 0)
+		return nsg_fail(errno, "cannot put %s back from %s: %s", c->file, aside,
+				strerror(errno));
 	err = conf_read_file(c->file, &text, &len, &existed);
 	if (err)
 		return err;
@@ -165,7 +238,7 @@ int conf_crio(const struct conf *c, bool add)
 			       changed ? "cri-o unconfigured; restart crio" : "nothing to unconfigure");
 		return err;
 	}
-	err = effective(c, &d);
+	err = effective(c, existed ? aside : NULL, &d);
 	if (err)
 		goto out;
 	want = dropin_text(&d, hooks);
@@ -189,7 +262,7 @@ int conf_crio(const struct conf *c, bool add)
 	if (err)
 		goto out;
 	/* Written: does CRI-O now read nsguard's directory?  Else as it was. */
-	err = effective(c, &after);
+	err = effective(c, NULL, &after);
 	if (!err && !listed(&after, hooks))
 		err = nsg_fail(ENOENT,
 			       "crio config does not list %s in hooks_dir with %s in place (a file "

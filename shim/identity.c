@@ -127,12 +127,13 @@ static bool name_char(enum identity_field f, char c)
 
 char *identity_sanitize(enum identity_field f, const char *value, bool *changed)
 {
-	size_t n = strnlen(value, IDENTITY_MAX + 1), i;
+	size_t max = f == IDENT_IMAGE ? IDENTITY_IMAGE_MAX : IDENTITY_MAX;
+	size_t n = strnlen(value, max + 1), i;
 	char *out;
 
-	*changed = n > IDENTITY_MAX;
-	if (n > IDENTITY_MAX)
-		n = IDENTITY_MAX;
+	*changed = n > max;
+	if (n > max)
+		n = max;
 	if (n == 0)
 		return NULL;
 	out = malloc(n + 1);

@@ -20,8 +20,12 @@ enum identity_field { IDENT_POD, IDENT_NAMESPACE, IDENT_CONTAINER, IDENT_IMAGE, 
  */
 enum identity_source { IDENT_SRC_CONTAINERD, IDENT_SRC_CRIO, IDENT_SRC_NONE, IDENT_SRC_COUNT };
 
-/* Longest value kept: a DNS subdomain (a pod name); longer ones are cut. */
+/*
+ * Longest value kept: a DNS subdomain (a pod name); an image reference (a
+ * registry, a path and a digest) may be longer.  Longer ones are cut.
+ */
 #define IDENTITY_MAX 253
+#define IDENTITY_IMAGE_MAX 1024
 
 struct pod_identity {
 	char *v[IDENT_COUNT]; /* NULL when unknown */
@@ -49,7 +53,8 @@ const struct pod_identity *identity_pick(struct pod_identity by_source[IDENT_SRC
 					 enum identity_source src);
 /*
  * A malloc'd copy of value fit to show as field f: at most IDENTITY_MAX
- * bytes, every byte outside [A-Za-z0-9._-] (Kubernetes names use no others;
+ * bytes (IDENTITY_IMAGE_MAX for an image), every byte outside [A-Za-z0-9._-]
+ * (Kubernetes names use no others;
  * an image reference also '/', ':' and '@') replaced by '?'.  *changed says
  * it was cut or mended.  NULL for an empty value or when out of memory.
  */

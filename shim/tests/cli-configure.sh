@@ -86,6 +86,7 @@ cp "$J" "$t/before"
 dk configure
 check refuses-unparsable '[ "$rc" = 1 ] && cmp -s "$J" "$t/before"'
 rm -f "$J"
+mkdir -p "$t/nowhere"
 run "$NSG" configure --bindir "$t/nowhere" --file "$J" docker
 check refuses-missing-links '[ "$rc" = 1 ] && [[ $err == *"nsguard-runtime"* ]] && [ ! -e "$J" ]'
 
@@ -109,6 +110,12 @@ cp "$NSG" "$t/loose/nsguard"
 for l in nsguard-runtime nsguard-runtime-audit nsguard-runtime-allow; do ln -s nsguard "$t/loose/$l"; done
 run "$NSG" configure --bindir "$t/loose" --file "$J" docker
 check refuses-untrusted-bindir '[ "$rc" = 1 ] && [[ $err == *"is not root'"'"'s alone"* ]] && [ ! -e "$J" ]'
+# A bindir reached through a symbolic link: the runtime is told the real
+# directory, never the link, which its owner could point elsewhere later.
+ln -s "$t/bin" "$t/binlink"
+run "$NSG" configure --bindir "$t/binlink" --file "$t/linkhooks" podman
+check bindir-resolved '[ "$rc" = 0 ] && [ "$(jq -r .hook.path "$t/linkhooks/nsguard-createRuntime.json")" = "$t/bin/nsguard" ]'
+rm -rf "$t/linkhooks" "$t/binlink"
 
 # podman: the hooks.d files naming this binary.
 pm() { run "$NSG" "$1" --bindir "$t/bin" --file "$t/hooks.d" "${@:2}" podman; }
@@ -132,21 +139,31 @@ check podman-unconfigure '[ "$rc" = 0 ] && [ -z "$(ls -A "$t/hooks.d")" ]'
 # setting it winning (crio.conf.d(5)).
 R=$t/crio
 mkdir -p "$R/crio.conf.d"
-printf '[crio.runtime]\nhooks_dir = [\n  "/usr/share/containers/oci/hooks.d",\n  "/opt/vendor/hooks.d",\n]\n' >"$R/crio.conf"
 cat >"$R/crio" <<EOF
 #!/bin/bash
 [ "\$1" = config ] || exit 2
+last=
 for f in "$R/crio.conf" "$R"/crio.conf.d/*.conf; do
 	[ -e "\$f" ] && grep -q '^hooks_dir' "\$f" && last=\$f
 done
 echo '# CRI-O config (stand-in)'
 echo '[crio.runtime]'
-sed -n '/^hooks_dir/,/]/p' "\$last"
+if [ -z "\$last" ]; then
+	# CRI-O 1.21 and later: a setting at its default, commented out.
+	printf '# hooks_dir = [\\n# \\t"/usr/share/containers/oci/hooks.d",\\n# ]\\n'
+else
+	sed -n '/^hooks_dir/,/]/p' "\$last"
+fi
 EOF
 chmod +x "$R/crio"
 co() { run "$NSG" "$1" --bindir "$t/bin" --crio "$R/crio" --file "$R/crio.conf.d/99-nsguard.conf" "${@:2}" cri-o; }
+co configure
+check crio-configure-default '[ "$rc" = 0 ] && [ "$("$R/crio" config | grep -c "^  \"")" = 2 ] &&
+	"$R/crio" config | grep -q "^  \"/usr/share/containers/oci/hooks.d\","'
+co unconfigure
+printf '[crio.runtime]\nhooks_dir = [\n  "/usr/share/containers/oci/hooks.d",\n  "/opt/vendor/hooks.d",\n]\n' >"$R/crio.conf"
 co configure --dry-run
-check crio-dry-run '[ "$rc" = 0 ] && grep -q "^+  \"$R/nsguard-hooks.d\"," <<<"$out" && [ ! -e "$R/crio.conf.d/99-nsguard.conf" ] && [ ! -e "$R/nsguard-hooks.d" ]'
+check crio-dry-run '[ "$rc" = 0 ] && grep -q "^+  \"$R/nsguard-hooks.d\"," <<<"$out" && [ ! -e "$R/crio.conf.d/99-nsguard.conf" ] && [ -z "$(ls -A "$R/nsguard-hooks.d")" ]'
 co configure
 check crio-configure '[ "$rc" = 0 ] && [ "$("$R/crio" config | grep -c "^  \"")" = 3 ] &&
 	"$R/crio" config | grep -q "^  \"/opt/vendor/hooks.d\"," && "$R/crio" config | grep -q "^  \"$R/nsguard-hooks.d\"," &&
@@ -155,6 +172,11 @@ check crio-configure '[ "$rc" = 0 ] && [ "$("$R/crio" config | grep -c "^  \"")"
 md5=$(md5sum <"$R/crio.conf.d/99-nsguard.conf")
 co configure
 check crio-idempotent '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]] && [ "$(md5sum <"$R/crio.conf.d/99-nsguard.conf")" = "$md5" ]'
+# The admin changes hooks_dir afterwards: the next run carries it.
+sed -i 's|/opt/vendor/hooks.d|/opt/other/hooks.d|' "$R/crio.conf"
+co configure
+check crio-carries-later-change '[ "$rc" = 0 ] && "$R/crio" config | grep -q "^  \"/opt/other/hooks.d\"," &&
+	! "$R/crio" config | grep -q vendor && "$R/crio" config | grep -q "^  \"$R/nsguard-hooks.d\","'
 co unconfigure
 check crio-unconfigure '[ "$rc" = 0 ] && [ -z "$(ls -A "$R/crio.conf.d")" ] && [ -z "$(ls -A "$R/nsguard-hooks.d")" ]'
 # An admin's drop-in sorting after nsguard's sets hooks_dir: CRI-O would not
@@ -167,6 +189,9 @@ check crio-not-read-left-as-was '[ "$rc" = 1 ] && [[ $err == *"does not list"* ]
 printf 'hooks_dir = ["/etc/a\\u0041"]\n' >"$R/crio.conf.d/zz-admin.conf"
 co configure
 check crio-refuses-escapes '[ "$rc" = 1 ] && [[ $err == *"escape"* ]] && [ ! -e "$R/crio.conf.d/99-nsguard.conf" ]'
+printf "hooks_dir = ['/etc/lit\"eral']\\n" >"$R/crio.conf.d/zz-admin.conf"
+co configure
+check crio-refuses-single-quoted '[ "$rc" = 1 ] && [[ $err == *"double-quoted"* ]] && [ ! -e "$R/crio.conf.d/99-nsguard.conf" ]'
 rm "$R/crio.conf.d/zz-admin.conf"
 echo '[crio.runtime]' >"$R/crio.conf.d/99-nsguard.conf"
 co configure

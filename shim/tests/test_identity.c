@@ -78,6 +78,10 @@ static void t_sanitize(void)
 	ASSERT_STREQ("reg.io?5000?team?app", s);
 	ASSERT_TRUE(changed);
 	free(s);
+	s = identity_sanitize(IDENT_IMAGE, big, &changed);
+	ASSERT_EQ(sizeof(big) - 1, strlen(s)); /* 999: an image may be longer than a name */
+	ASSERT_TRUE(!changed);
+	free(s);
 	s = identity_sanitize(IDENT_IMAGE, "app:1 \"x\"\n", &changed);
 	ASSERT_STREQ("app:1??x??", s);
 	ASSERT_TRUE(changed);
