@@ -217,6 +217,20 @@ conf_sum=$(md5sum </etc/nsguard/nsguard.conf)
 old_ino=$(stat -c %i "$NSG")
 cd_pid=$(systemctl show -P MainPID containerd.service)
 
+# A node without nsguard.conf: the shipped example allows every mode, so
+# the script installs nothing there unless the admin's comes with --config.
+case_install_needs_config() {
+	mv /etc/nsguard/nsguard.conf "$NODE/nsguard.conf.saved" || { CT_WHY="moving the config away"; return 1; }
+	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
+	CT_RC=$?
+	mv "$NODE/nsguard.conf.saved" /etc/nsguard/nsguard.conf
+	want_run "nsguard-node-install on a node without a config" 1 "*no /etc/nsguard/nsguard.conf*" || return 1
+	want_eq "the binary's inode" "$(stat -c %i "$NSG")" "$old_ino" || return 1
+	[ -z "$(find /usr/local /etc -name '*.nsguard-new')" ] || { CT_WHY="staged: $(find /usr/local /etc -name '*.nsguard-new')"; return 1; }
+	want_eq "the admin's nsguard.conf" "$(md5sum </etc/nsguard/nsguard.conf)" "$conf_sum"
+}
+n_case daemonset-install-needs-config case_install_needs_config
+
 case_install() {
 	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
 	CT_RC=$?
@@ -286,6 +300,15 @@ case_monitor_follows() {
 n_case monitor-follows-upgrade case_monitor_follows
 
 case_install_again() {
+	# A run that stopped after changing containerd's files but before its
+	# restart left its marker: this one restarts containerd.
+	: >/run/nsguard/node-install-restart-pending
+	cd_pid=$(systemctl show -P MainPID containerd.service)
+	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
+	CT_RC=$?
+	want_run "nsguard-node-install after one cut short" 0 "*containerd restarted*" || return 1
+	[ "$(systemctl show -P MainPID containerd.service)" != "$cd_pid" ] || { CT_WHY="containerd was not restarted"; return 1; }
+	[ ! -e /run/nsguard/node-install-restart-pending ] || { CT_WHY="the marker is left"; return 1; }
 	cd_pid=$(systemctl show -P MainPID containerd.service)
 	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
 	CT_RC=$?
