@@ -134,21 +134,10 @@ case_base_spec() {
 		"$(md5sum <<<"$got")" "$(md5sum <<<"$want")"
 }
 
-# A docker-archive image of the test rootfs: sleep as its command, so that
-# it serves as the sandbox image too.
+# The test rootfs as an image, imported offline.
 cd_image() {
-	local d=$CD/img diff cfg
-	mkdir -p "$d"
-	tar -C "$CT_ROOTFS" -cf "$d/layer.tar" . || return 1
-	diff=$(sha256sum "$d/layer.tar" | cut -d' ' -f1)
-	printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sleep","1000000"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-		"$diff" >"$d/config.json"
-	cfg=$(sha256sum "$d/config.json" | cut -d' ' -f1)
-	mv "$d/config.json" "$d/$cfg.json"
-	printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["layer.tar"]}]' "$cfg" "$IMAGE" \
-		>"$d/manifest.json"
-	tar -C "$d" -cf "$CD/image.tar" manifest.json "$cfg.json" layer.tar || return 1
-	"${CTR[@]}" images import --snapshotter native "$CD/image.tar" >"$CD/import.log" 2>&1
+	ct_image_archive "$CD" "$IMAGE" &&
+		"${CTR[@]}" images import --snapshotter native "$CD/image.tar" >"$CD/import.log" 2>&1
 }
 
 cd_start() {

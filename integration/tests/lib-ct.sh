@@ -81,6 +81,23 @@ ct_make_rootfs() {
 	mv "$r" "$CT_ROOTFS"
 }
 
+# ct_image_archive DIR NAME: DIR/image.tar, a docker-archive image named
+# NAME of the test rootfs with sleep as its command (so that it serves as a
+# CRI sandbox image too), for `ctr images import` (client-cri.sh, node.sh).
+ct_image_archive() {
+	local d=$1/img diff cfg
+	mkdir -p "$d"
+	tar -C "$CT_ROOTFS" -cf "$d/layer.tar" . || return 1
+	diff=$(sha256sum "$d/layer.tar" | cut -d' ' -f1)
+	printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sleep","1000000"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+		"$diff" >"$d/config.json"
+	cfg=$(sha256sum "$d/config.json" | cut -d' ' -f1)
+	mv "$d/config.json" "$d/$cfg.json"
+	printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["layer.tar"]}]' "$cfg" "$2" \
+		>"$d/manifest.json"
+	tar -C "$d" -cf "$1/image.tar" manifest.json "$cfg.json" layer.tar
+}
+
 ct_cleanup() {
 	local id
 	for id in "${CT_IDS[@]}"; do

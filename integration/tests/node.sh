@@ -137,17 +137,7 @@ case_boot_order() {
 n_case boot-order-load-before-containerd case_boot_order
 
 setup_image() {
-	ct_make_rootfs || return 1
-	local d=$NODE/img diff cfg
-	mkdir -p "$d"
-	tar -C "$CT_ROOTFS" -cf "$d/layer.tar" . || return 1
-	diff=$(sha256sum "$d/layer.tar" | cut -d' ' -f1)
-	printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sleep","1000000"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-		"$diff" >"$d/config.json"
-	cfg=$(sha256sum "$d/config.json" | cut -d' ' -f1)
-	mv "$d/config.json" "$d/$cfg.json"
-	printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["layer.tar"]}]' "$cfg" "$IMAGE" >"$d/manifest.json"
-	tar -C "$d" -cf "$NODE/image.tar" manifest.json "$cfg.json" layer.tar &&
+	ct_make_rootfs && ct_image_archive "$NODE" "$IMAGE" &&
 		"${CTR[@]}" images import --snapshotter native "$NODE/image.tar" >"$NODE/import.log" 2>&1
 }
 setup_image || setup_fail "importing the test image: $(tail -n 2 "$NODE/import.log" 2>/dev/null)"
