@@ -90,7 +90,7 @@ static int parse_hooks_dir(const char *text, struct dirs *d)
 	if (!found)
 		return nsg_fail(ENOENT, "crio config: no hooks_dir in its output");
 	/* The block, each line without its "# " when commented, up to its ']'. */
-	block = malloc(strlen(found) + 1);
+	block = malloc(strlen(found) + 2); /* a newline may be added to the last line */
 	if (!block)
 		return nsg_fail(ENOMEM, "out of memory");
 	for (line = found; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
