@@ -290,6 +290,12 @@ case_monitor_follows() {
 n_case monitor-follows-upgrade case_monitor_follows
 
 case_install_again() {
+	# An admin's config nsguard refuses is never installed.
+	printf 'allowed-modes = deny, bogus\n' >"$NODE/bad.conf"
+	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" --config "$NODE/bad.conf" 2>&1)
+	CT_RC=$?
+	want_run "nsguard-node-install --config with a bad config" 1 "*nsguard check refuses it*" || return 1
+	want_eq "the admin's nsguard.conf after it" "$(md5sum </etc/nsguard/nsguard.conf)" "$conf_sum" || return 1
 	# A run that stopped after changing containerd's files but before its
 	# restart left its marker: this one restarts containerd.
 	: >/run/nsguard/node-install-restart-pending
