@@ -771,9 +771,10 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 	 * could be pointed elsewhere afterwards by whoever owns it.
 	 */
 	bindir = realpath(c.bindir, NULL);
-	if (!bindir)
+	/* unconfigure after an uninstall: the entries name the path as given. */
+	if (!bindir && (add || errno != ENOENT))
 		return nsg_fail(errno, "--bindir %s: %s", c.bindir, strerror(errno));
-	c.bindir = bindir;
+	c.bindir = bindir ?: c.bindir;
 	if (strcmp(c.runtime, "docker") == 0) {
 		c.file = c.file ?: "/etc/docker/daemon.json";
 		return add ? docker_configure(&c) : docker_unconfigure(&c);

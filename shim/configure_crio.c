@@ -11,18 +11,22 @@
  * hooks_dir.  A later file replaces a list whole (crio.conf.d(5): files in
  * lexical order, the last one wins), so the drop-in lists every directory
  * `crio config` shows now, and nsguard's after them: none the node had is
- * lost.  The list is read with nsguard's drop-in set aside, so a run after
- * the admin changed hooks_dir carries the change.  After writing, `crio
+ * lost.  The list is read from a copy of the drop-in directory without
+ * nsguard's drop-in (crio --config-dir), so a run after the admin changed
+ * hooks_dir carries the change, and the live directory is never touched.  After writing, `crio
  * config` must show nsguard's directory, or the old drop-in is put back (a
  * file sorting after it, another --config-dir).  What crio.service's own
  * flags (--hooks-dir, CONTAINER_HOOKS_DIR) override, only the running
  * daemon shows: `crio status config` after the restart (nsguard(8)).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "configure.h"
@@ -135,28 +139,81 @@ static int parse_hooks_dir(const char *text, struct dirs *d)
 	}
 }
 
-/*
- * hooks_dir as CRI-O reads it without nsguard's drop-in (dropin, when it is
- * there, is set aside at aside meanwhile: read with it, the list would be
- * nsguard's own of last time, and an admin's later change would never be
- * carried).
- */
-static int effective(const struct conf *c, const char *aside, struct dirs *d)
+/* Remove dir and the files in it (no subdirectories: copy_dir makes none). */
+static void remove_copy(const char *dir)
 {
-	char *const argv[] = { (char *)c->crio, (char *)"config", NULL };
-	cleanup_free char *out = NULL;
-	bool moved = false;
-	int err;
+	cleanup_closedir DIR *d = opendir(dir);
+	struct dirent *e;
 
-	if (aside) {
-		if (rename(c->file, aside) < 0 && errno != ENOENT)
-			return nsg_fail(errno, "cannot set %s aside: %s", c->file, strerror(errno));
-		moved = true;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	rmdir(dir);
+}
+
+/* A copy of every file of from but skip (its name) in to, a fresh directory. */
+static int copy_dir(const char *from, const char *skip, const char *to)
+{
+	cleanup_closedir DIR *d = opendir(from);
+	struct dirent *e;
+
+	if (!d)
+		return errno == ENOENT ? 0 : nsg_fail(errno, "%s: %s", from, strerror(errno));
+	while ((e = readdir(d))) {
+		cleanup_close int fd = -1;
+		cleanup_free char *text = NULL, *path = NULL;
+		struct stat st;
+		size_t len;
+		int err;
+
+		if (e->d_name[0] == '.' || strcmp(e->d_name, skip) == 0)
+			continue;
+		/* The admin's files, links to files included, as crio reads them. */
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			return nsg_fail(errno, "%s/%s: %s", from, e->d_name, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			continue;
+		err = read_capped(fd, CONF_MAX, &text, &len);
+		if (err)
+			return nsg_fail(-err, "%s/%s: %s", from, e->d_name, strerror(-err));
+		if (asprintf(&path, "%s/%s", to, e->d_name) < 0)
+			return nsg_fail(ENOMEM, "out of memory");
+		err = conf_write_text(path, text, 0600);
+		if (err)
+			return err;
 	}
-	err = conf_spawn(argv, &out);
-	if (moved && rename(aside, c->file) < 0 && errno != ENOENT && !err)
-		err = nsg_fail(errno, "cannot put %s back from %s: %s", c->file, aside,
-			       strerror(errno));
+	return 0;
+}
+
+/*
+ * hooks_dir as CRI-O reads it without nsguard's drop-in: read with it, the
+ * list would be nsguard's own of last time, and an admin's later change
+ * would never be carried.  crio config reads a copy of the drop-in
+ * directory without it (--config-dir): the live directory is never
+ * touched, so no moment, and no run cut short, leaves CRI-O without it.
+ */
+static int effective(const struct conf *c, bool without, struct dirs *d)
+{
+	char tmp[] = "/tmp/nsguard-crio.XXXXXX";
+	char *argv[] = { (char *)c->crio, (char *)"config", NULL, NULL, NULL };
+	cleanup_free char *out = NULL, *confdir = strdup(c->file), *name = strdup(c->file);
+	int err = 0;
+
+	if (!confdir || !name)
+		return nsg_fail(ENOMEM, "out of memory");
+	if (without) {
+		if (!mkdtemp(tmp))
+			return nsg_fail(errno, "%s: %s", tmp, strerror(errno));
+		err = copy_dir(dirname(confdir), basename(name), tmp);
+		argv[1] = (char *)"--config-dir";
+		argv[2] = tmp;
+		argv[3] = (char *)"config";
+	}
+	if (!err)
+		err = conf_spawn(argv, &out);
+	if (without)
+		remove_copy(tmp);
 	return err ?: parse_hooks_dir(out, d);
 }
 
@@ -196,7 +253,7 @@ static char *dropin_text(const struct dirs *d, const char *dir)
 
 int conf_crio(const struct conf *c, bool add)
 {
-	cleanup_free char *text = NULL, *want = NULL, *hooks = NULL, *confdir = NULL, *aside = NULL;
+	cleanup_free char *text = NULL, *want = NULL, *hooks = NULL, *confdir = NULL;
 	struct dirs d = { 0 }, after = { 0 };
 	const char *etc;
 	size_t len, changed = 0;
@@ -206,17 +263,12 @@ int conf_crio(const struct conf *c, bool add)
 	confdir = strdup(c->file);
 	if (!confdir)
 		return nsg_fail(ENOMEM, "out of memory");
-	/* /etc/crio: the hooks' directory, and where the drop-in waits when set aside. */
+	/* /etc/crio: where the hooks' directory goes. */
 	etc = dirname(dirname(confdir));
-	if (asprintf(&hooks, "%s/nsguard-hooks.d", etc) < 0 ||
-	    asprintf(&aside, "%s/.nsguard-dropin-aside", etc) < 0)
+	if (asprintf(&hooks, "%s/nsguard-hooks.d", etc) < 0)
 		return nsg_fail(ENOMEM, "out of memory");
 	if (!plain_dir(hooks))
 		return nsg_fail(EINVAL, "%s: a path that would need an escape in TOML", hooks);
-	/* What a run cut short while the drop-in was set aside left. */
-	if (access(aside, F_OK) == 0 && access(c->file, F_OK) < 0 && rename(aside, c->file) < 0)
-		return nsg_fail(errno, "cannot put %s back from %s: %s", c->file, aside,
-				strerror(errno));
 	err = conf_read_file(c->file, &text, &len, &existed);
 	if (err)
 		return err;
@@ -238,7 +290,7 @@ int conf_crio(const struct conf *c, bool add)
 			       changed ? "cri-o unconfigured; restart crio" : "nothing to unconfigure");
 		return err;
 	}
-	err = effective(c, existed ? aside : NULL, &d);
+	err = effective(c, true, &d);
 	if (err)
 		goto out;
 	want = dropin_text(&d, hooks);
@@ -248,7 +300,7 @@ int conf_crio(const struct conf *c, bool add)
 	}
 	err = conf_hooks_files(c, hooks, true, &changed);
 	if (err || strcmp(text, want) == 0) {
-		if (!err && !c->dry_run)
+		if (!err && (!c->dry_run || !changed))
 			printf("%s: %s\n", c->file,
 			       changed ? "cri-o configured (the hooks); restart crio" :
 					 "already configured");
@@ -262,7 +314,7 @@ int conf_crio(const struct conf *c, bool add)
 	if (err)
 		goto out;
 	/* Written: does CRI-O now read nsguard's directory?  Else as it was. */
-	err = effective(c, NULL, &after);
+	err = effective(c, false, &after);
 	if (!err && !listed(&after, hooks))
 		err = nsg_fail(ENOENT,
 			       "crio config does not list %s in hooks_dir with %s in place (a file "

@@ -217,7 +217,15 @@ case_install_needs_config() {
 	want_run "nsguard-node-install on a node without a config" 1 "*no /etc/nsguard/nsguard.conf*" || return 1
 	want_eq "the binary's inode" "$(stat -c %i "$NSG")" "$old_ino" || return 1
 	[ -z "$(find /usr/local /etc -name '*.nsguard-new')" ] || { CT_WHY="staged: $(find /usr/local /etc -name '*.nsguard-new')"; return 1; }
-	want_eq "the admin's nsguard.conf" "$(md5sum </etc/nsguard/nsguard.conf)" "$conf_sum"
+	want_eq "the admin's nsguard.conf" "$(md5sum </etc/nsguard/nsguard.conf)" "$conf_sum" || return 1
+	# Nor on one whose config is the shipped example, no admin's choice.
+	cp /etc/nsguard/nsguard.conf "$NODE/nsguard.conf.saved"
+	cp "$NEW/etc/nsguard/nsguard.conf" /etc/nsguard/nsguard.conf
+	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
+	CT_RC=$?
+	cp "$NODE/nsguard.conf.saved" /etc/nsguard/nsguard.conf
+	want_run "nsguard-node-install on a node with the shipped example" 1 "*is the shipped example*" || return 1
+	want_eq "the binary's inode after it" "$(stat -c %i "$NSG")" "$old_ino"
 }
 n_case daemonset-install-needs-config case_install_needs_config
 
@@ -298,13 +306,13 @@ case_install_again() {
 	want_eq "the admin's nsguard.conf after it" "$(md5sum </etc/nsguard/nsguard.conf)" "$conf_sum" || return 1
 	# A run that stopped after changing containerd's files but before its
 	# restart left its marker: this one restarts containerd.
-	: >/run/nsguard/node-install-restart-pending
+	mkdir -p /run/nsguard-node-install && : >/run/nsguard-node-install/restart-pending
 	cd_pid=$(systemctl show -P MainPID containerd.service)
 	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
 	CT_RC=$?
 	want_run "nsguard-node-install after one cut short" 0 "*containerd restarted*" || return 1
 	[ "$(systemctl show -P MainPID containerd.service)" != "$cd_pid" ] || { CT_WHY="containerd was not restarted"; return 1; }
-	[ ! -e /run/nsguard/node-install-restart-pending ] || { CT_WHY="the marker is left"; return 1; }
+	[ ! -e /run/nsguard-node-install/restart-pending ] || { CT_WHY="the marker is left"; return 1; }
 	cd_pid=$(systemctl show -P MainPID containerd.service)
 	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
 	CT_RC=$?

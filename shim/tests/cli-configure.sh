@@ -141,9 +141,11 @@ R=$t/crio
 mkdir -p "$R/crio.conf.d"
 cat >"$R/crio" <<EOF
 #!/bin/bash
+dir=$R/crio.conf.d
+[ "\$1" = --config-dir ] && { dir=\$2; shift 2; }
 [ "\$1" = config ] || exit 2
 last=
-for f in "$R/crio.conf" "$R"/crio.conf.d/*.conf; do
+for f in "$R/crio.conf" "\$dir"/*.conf; do
 	[ -e "\$f" ] && grep -q '^hooks_dir' "\$f" && last=\$f
 done
 echo '# CRI-O config (stand-in)'
@@ -177,6 +179,13 @@ sed -i 's|/opt/vendor/hooks.d|/opt/other/hooks.d|' "$R/crio.conf"
 co configure
 check crio-carries-later-change '[ "$rc" = 0 ] && "$R/crio" config | grep -q "^  \"/opt/other/hooks.d\"," &&
 	! "$R/crio" config | grep -q vendor && "$R/crio" config | grep -q "^  \"$R/nsguard-hooks.d\","'
+# A dry run with the drop-in in place leaves the live directory alone: the
+# stand-in fails if it is ever missing from there.
+cp "$R/crio" "$R/crio.real"
+sed -i "2i [ -e $R/crio.conf.d/99-nsguard.conf ] || exit 9" "$R/crio"
+co configure --dry-run
+check crio-dry-run-live-dir-untouched '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]]'
+mv "$R/crio.real" "$R/crio"
 co unconfigure
 check crio-unconfigure '[ "$rc" = 0 ] && [ -z "$(ls -A "$R/crio.conf.d")" ] && [ -z "$(ls -A "$R/nsguard-hooks.d")" ]'
 # An admin's drop-in sorting after nsguard's sets hooks_dir: CRI-O would not
