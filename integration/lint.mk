@@ -26,6 +26,7 @@ $(LINT)/obj/%.o: shim/%.c $(BUILD)/nsguard.skel.h | $(LINT)/obj
 
 $(LINT)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'
 $(LINT)/obj/main.o $(LINT)/obj/guard.o: $(BUILD)/commit.h
+$(LINT)/obj/guard.o: $(BUILD)/nsguard-abi.h
 
 $(LINT)/obj:
 	$(Q)mkdir -p $@
