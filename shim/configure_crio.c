@@ -166,7 +166,7 @@ static int copy_dir(const char *from, const char *skip, const char *to)
 		size_t len;
 		int err;
 
-		if (e->d_name[0] == '.' || strcmp(e->d_name, skip) == 0)
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, skip))
 			continue;
 		/* The admin's files, links to files included, as crio reads them. */
 		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
