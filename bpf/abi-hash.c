@@ -6,14 +6,16 @@
  * call).  `nsguard check` compares it with the object the binary carries.
  * A build tool: runs on the build host, never in the guest.
  */
-#include <stdint.h>
 #include <stdio.h>
+
+#include "abi-hash.h"
 
 int main(int argc, char **argv)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = NSGUARD_ABI_HASH_INIT;
+	unsigned char buf[65536];
+	size_t n;
 	FILE *f;
-	int c;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: abi-hash FILE\n");
@@ -24,8 +26,8 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	while ((c = getc(f)) != EOF)
-		h = (h ^ (unsigned char)c) * 0x100000001b3ULL;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		h = nsguard_abi_hash(h, buf, n);
 	if (ferror(f)) {
 		perror(argv[1]);
 		return 1;

@@ -40,7 +40,7 @@ $(BUILD)/nsguard.skel.h: $(BUILD)/nsguard.bpf.o
 
 # The program's ABI identity (guard_abi), computed here once rather than by
 # every hook: FNV-1a of the object the skeleton embeds (bpf/abi-hash.c).
-$(BUILD)/abi-hash: bpf/abi-hash.c | $(BUILD)
+$(BUILD)/abi-hash: bpf/abi-hash.c bpf/abi-hash.h | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -std=gnu11 $(WARNINGS) -o $@ $<
 

@@ -23,6 +23,7 @@
 #include "guard.h"
 #include "log.h"
 #include "util.h"
+#include "abi-hash.h"
 #include "nsguard-abi.h"
 #include "nsguard.skel.h"
 
@@ -183,12 +184,10 @@ bool guard_abi_embedded(void)
 {
 	size_t sz = 0;
 	const unsigned char *p = nsguard__elf_bytes(&sz);
-	__u64 h = 0xcbf29ce484222325ULL;
 	char hex[GUARD_ABI_LEN];
 
-	for (size_t i = 0; i < sz; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)h);
+	snprintf(hex, sizeof(hex), "%016llx",
+		 (unsigned long long)nsguard_abi_hash(NSGUARD_ABI_HASH_INIT, p, sz));
 	return strcmp(hex, NSGUARD_ABI) == 0;
 }
 
