@@ -37,6 +37,7 @@
 #include "json.h"
 #include "jsonstrict.h"
 #include "log.h"
+#include "spec.h"
 #include "util.h"
 
 static const char *const docker_keys[] = { "runtimes", "path", "runtimeArgs", NULL };
@@ -196,6 +197,12 @@ static int plain_numbers(const char *t, size_t len, const char *what)
 	return 0;
 }
 
+/* BINDIR/nsguard-runtime[-MODE]: the wrapper's link of tier (make install's). */
+static void tier_link(const struct conf *c, const char *tier, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/nsguard-runtime%s", c->bindir, tier + strlen("nsguard"));
+}
+
 /* daemon.json with our runtimes set (add) or removed: *out malloc'd. */
 static int docker_edit(const struct conf *c, const char *text, size_t len, bool add, char **out,
 		       size_t *changed)
@@ -225,13 +232,12 @@ static int docker_edit(const struct conf *c, const char *text, size_t len, bool 
 		rt = cJSON_AddObjectToObject(doc, "runtimes");
 	for (size_t i = 0; rt && i < ARRAY_SIZE(all_tiers); i++) {
 		bool want = false;
-		cJSON *e = NULL;
+		cJSON *e = NULL, *have = cJSON_GetObjectItemCaseSensitive(rt, all_tiers[i]);
 		char link[4096];
 
 		for (size_t k = 0; k < c->n_tiers; k++)
 			want |= strcmp(c->tiers[k], all_tiers[i]) == 0;
-		snprintf(link, sizeof(link), "%s/nsguard-runtime%s", c->bindir,
-			 all_tiers[i] + strlen("nsguard"));
+		tier_link(c, all_tiers[i], link, sizeof(link));
 		e = cJSON_CreateObject();
 		if (!e || !cJSON_AddStringToObject(e, "path", link)) {
 			cJSON_Delete(e);
@@ -241,28 +247,17 @@ static int docker_edit(const struct conf *c, const char *text, size_t len, bool 
 		 * An entry of that name with other settings (runtimeArgs naming
 		 * a stricter --config, say) is the admin's: never replaced.
 		 */
-		{
-			cJSON *have = cJSON_GetObjectItemCaseSensitive(rt, all_tiers[i]);
-
-			if (have && !cJSON_Compare(have, e, true) && !add) {
-				cJSON_Delete(e); /* unconfigure: not ours, stays */
-				continue;
-			}
-			if (have && !cJSON_Compare(have, e, true)) {
-				cJSON_Delete(e);
-				return nsg_fail(EEXIST,
-						"%s: runtimes.%s is there with other settings than "
-						"nsguard's: left alone (remove it to let configure "
-						"write it); unchanged",
-						c->file, all_tiers[i]);
-			}
+		if (have && !cJSON_Compare(have, e, true)) {
+			cJSON_Delete(e);
+			if (!add)
+				continue; /* unconfigure: not ours, stays */
+			return nsg_fail(EEXIST,
+					"%s: runtimes.%s is there with other settings than nsguard's: "
+					"left alone (remove it to let configure write it); unchanged",
+					c->file, all_tiers[i]);
 		}
-		{
-			bool had = cJSON_GetObjectItemCaseSensitive(rt, all_tiers[i]) != NULL;
-
-			/* Counted: an entry that goes, or one that is not there yet. */
-			*changed += had != (add && want);
-		}
+		/* Counted: an entry that goes, or one that is not there yet. */
+		*changed += (have != NULL) != (add && want);
 		cJSON_DeleteItemFromObjectCaseSensitive(rt, all_tiers[i]);
 		if (!add || !want) {
 			cJSON_Delete(e);
@@ -298,8 +293,7 @@ static int docker_configure(const struct conf *c)
 	for (size_t i = 0; i < c->n_tiers; i++) {
 		char link[4096];
 
-		snprintf(link, sizeof(link), "%s/nsguard-runtime%s", c->bindir,
-			 c->tiers[i] + strlen("nsguard"));
+		tier_link(c, c->tiers[i], link, sizeof(link));
 		if (access(link, X_OK) < 0)
 			return nsg_fail(ENOENT, "%s: %s (make install makes the wrapper's links; "
 						"--bindir names another place)",
@@ -420,7 +414,8 @@ char *conf_hook_json(const struct conf *c, const char *stage)
 	if (!cJSON_AddStringToObject(o, "version", "1.0.0") || !hook || !when ||
 	    !cJSON_AddStringToObject(hook, "path", path) ||
 	    !cJSON_AddItemToObject(hook, "args", cJSON_CreateStringArray(args, 3)) ||
-	    !cJSON_AddNumberToObject(hook, "timeout", 30) || !cJSON_AddTrueToObject(when, "always") ||
+	    !cJSON_AddNumberToObject(hook, "timeout", SPEC_HOOK_TIMEOUT) ||
+	    !cJSON_AddTrueToObject(when, "always") ||
 	    !cJSON_AddItemToObject(o, "stages", cJSON_CreateStringArray(&stage, 1)))
 		return NULL;
 	text = cJSON_Print(o);

@@ -13,9 +13,9 @@
  * `crio config` shows now, and nsguard's after them: none the node had is
  * lost.  The list is read from a copy of the drop-in directory without
  * nsguard's drop-in (crio --config-dir), so a run after the admin changed
- * hooks_dir carries the change, and the live directory is never touched.  After writing, `crio
- * config` must show nsguard's directory, or the old drop-in is put back (a
- * file sorting after it, another --config-dir).  What crio.service's own
+ * hooks_dir carries the change, and the live directory is never touched.
+ * After writing, `crio config` must show nsguard's directory, or the old
+ * drop-in is put back (a file sorting after it, another --config-dir).  What crio.service's own
  * flags (--hooks-dir, CONTAINER_HOOKS_DIR) override, only the running
  * daemon shows: `crio status config` after the restart (nsguard(8)).
  */
@@ -63,6 +63,14 @@ static bool plain_dir(const char *s)
 	return true;
 }
 
+/* The line after line, or NULL after the last. */
+static const char *next_line(const char *line)
+{
+	const char *nl = strchr(line, '\n');
+
+	return nl ? nl + 1 : NULL;
+}
+
 /*
  * hooks_dir = [ "a", ... ] from `crio config`'s output, on one line or more.
  * Since CRI-O 1.21 a setting left at its default is printed commented out,
@@ -79,7 +87,7 @@ static int parse_hooks_dir(const char *text, struct dirs *d)
 	bool commented = false;
 
 	for (int pass = 0; pass < 2 && !found; pass++) {
-		for (line = text; line && !found; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		for (line = text; line && !found; line = next_line(line)) {
 			p = line + strspn(line, " \t");
 			if (pass == 1) {
 				if (strncmp(line, "# ", 2) != 0)
@@ -97,7 +105,7 @@ static int parse_hooks_dir(const char *text, struct dirs *d)
 	block = malloc(strlen(found) + 2); /* a newline may be added to the last line */
 	if (!block)
 		return nsg_fail(ENOMEM, "out of memory");
-	for (line = found; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (line = found; line; line = next_line(line)) {
 		const char *eol = strchrnul(line, '\n'), *from = line;
 
 		if (commented) {
