@@ -29,32 +29,35 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 	return remove_err ? 1 : 0;
 }
 
+/* The next entry of NSGUARD_RUN_DIR (d) other than its lock file. */
+static struct dirent *next_but_lock(DIR *d)
+{
+	const char *lock = strrchr(NSGUARD_LOCK_FILE, '/') + 1;
+	struct dirent *e;
+
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, lock))
+			return e;
+	return NULL;
+}
+
 /* NSGUARD_RUN_DIR missing, or holding the lock file alone. */
 static bool run_dir_empty_but_lock(void)
 {
 	cleanup_closedir DIR *d = opendir(NSGUARD_RUN_DIR);
-	const char *lock = strrchr(NSGUARD_LOCK_FILE, '/') + 1;
-	struct dirent *e;
 
-	while (d && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, lock))
-			return false;
-	return true;
+	return !d || !next_but_lock(d);
 }
 
 static int remove_run_dir_but_lock(void)
 {
 	cleanup_closedir DIR *d = opendir(NSGUARD_RUN_DIR);
-	const char *lock = strrchr(NSGUARD_LOCK_FILE, '/') + 1;
 	struct dirent *e;
 	char path[512];
 
 	if (!d)
 		return errno == ENOENT ? 0 : nsg_fail(errno, "%s: %s", NSGUARD_RUN_DIR, strerror(errno));
-	while ((e = readdir(d)) && !remove_err) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-		    strcmp(e->d_name, lock) == 0)
-			continue;
+	while (!remove_err && (e = next_but_lock(d))) {
 		snprintf(path, sizeof(path), "%s/%s", NSGUARD_RUN_DIR, e->d_name);
 		/* Not into a mount below it, and no link followed. */
 		if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) == -1 &&

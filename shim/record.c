@@ -550,7 +550,6 @@ int record_gone_sweep(const char *dir, time_t keep_secs)
 	return 0;
 }
 
-
 void record_index_forget(const char *dir, __u64 cgroup_id)
 {
 	index_drop_orphan(dir, cgroup_id);
