@@ -11,6 +11,18 @@ pass() { echo "PASS: ${NSG_PREFIX:-}$1"; }
 fail() { echo "FAIL: ${NSG_PREFIX:-}$1: ${2:-failed}"; }
 skip() { echo "SKIP: ${NSG_PREFIX:-}$1: ${2:?a skip needs a reason}"; }
 
+# capture DIR CMD...: run CMD; rc its status, out and err its stdout and
+# stderr (through files in DIR).  The host cli-*.sh tests' run().
+# shellcheck disable=SC2034 # rc, out and err are the caller's
+capture() {
+	local d=$1
+	shift
+	"$@" >"$d/out" 2>"$d/err"
+	rc=$?
+	out=$(cat "$d/out")
+	err=$(cat "$d/err")
+}
+
 # expect [--quiet] NAME WANT CMD...: run CMD; PASS if it exits with status
 # WANT and prints no selftest-style CASE:FAIL: line, else FAIL naming the
 # status and the failing lines (:FAIL:, seedtest: or libbpf: ones, else its

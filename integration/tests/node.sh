@@ -203,6 +203,11 @@ HOST=$NODE/host
 mkdir -p "$HOST/usr/local" "$HOST/etc"
 mount --bind /usr/local "$HOST/usr/local" && mount --bind /etc "$HOST/etc" || setup_fail "the /host mounts"
 INSTALL=$NEW/usr/local/share/nsguard/containerd/nsguard-node-install
+# node_install [ARGS...]: the DaemonSet's script with the new build; CT_OUT/CT_RC.
+node_install() {
+	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" "$@" 2>&1)
+	CT_RC=$?
+}
 conf_sum=$(md5sum </etc/nsguard/nsguard.conf)
 old_ino=$(stat -c %i "$NSG")
 cd_pid=$(systemctl show -P MainPID containerd.service)
@@ -211,8 +216,7 @@ cd_pid=$(systemctl show -P MainPID containerd.service)
 # the script installs nothing there unless the admin's comes with --config.
 case_install_needs_config() {
 	mv /etc/nsguard/nsguard.conf "$NODE/nsguard.conf.saved" || { CT_WHY="moving the config away"; return 1; }
-	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
-	CT_RC=$?
+	node_install
 	mv "$NODE/nsguard.conf.saved" /etc/nsguard/nsguard.conf
 	want_run "nsguard-node-install on a node without a config" 1 "*no /etc/nsguard/nsguard.conf*" || return 1
 	want_eq "the binary's inode" "$(stat -c %i "$NSG")" "$old_ino" || return 1
@@ -221,8 +225,7 @@ case_install_needs_config() {
 	# Nor on one whose config is the shipped example, no admin's choice.
 	cp /etc/nsguard/nsguard.conf "$NODE/nsguard.conf.saved"
 	cp "$NEW/etc/nsguard/nsguard.conf" /etc/nsguard/nsguard.conf
-	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
-	CT_RC=$?
+	node_install
 	cp "$NODE/nsguard.conf.saved" /etc/nsguard/nsguard.conf
 	want_run "nsguard-node-install on a node with the shipped example" 1 "*is the shipped example*" || return 1
 	want_eq "the binary's inode after it" "$(stat -c %i "$NSG")" "$old_ino"
@@ -230,8 +233,7 @@ case_install_needs_config() {
 n_case daemonset-install-needs-config case_install_needs_config
 
 case_install() {
-	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
-	CT_RC=$?
+	node_install
 	echo "${CT_OUT//$'\n'/$'\n'  | }" | sed '1s/^/  | /'
 	want_run "nsguard-node-install" 0 "*containerd restarted*" || return 1
 	want_eq "the binary's version" "$("$NSG" --version | head -n 1 | grep -c -- '-next')" 1 || return 1
@@ -300,22 +302,19 @@ n_case monitor-follows-upgrade case_monitor_follows
 case_install_again() {
 	# An admin's config nsguard refuses is never installed.
 	printf 'allowed-modes = deny, bogus\n' >"$NODE/bad.conf"
-	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" --config "$NODE/bad.conf" 2>&1)
-	CT_RC=$?
+	node_install --config "$NODE/bad.conf"
 	want_run "nsguard-node-install --config with a bad config" 1 "*nsguard check refuses it*" || return 1
 	want_eq "the admin's nsguard.conf after it" "$(md5sum </etc/nsguard/nsguard.conf)" "$conf_sum" || return 1
 	# A run that stopped after changing containerd's files but before its
 	# restart left its marker: this one restarts containerd.
 	mkdir -p /run/nsguard-node-install && : >/run/nsguard-node-install/restart-pending
 	cd_pid=$(systemctl show -P MainPID containerd.service)
-	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
-	CT_RC=$?
+	node_install
 	want_run "nsguard-node-install after one cut short" 0 "*containerd restarted*" || return 1
 	[ "$(systemctl show -P MainPID containerd.service)" != "$cd_pid" ] || { CT_WHY="containerd was not restarted"; return 1; }
 	[ ! -e /run/nsguard-node-install/restart-pending ] || { CT_WHY="the marker is left"; return 1; }
 	cd_pid=$(systemctl show -P MainPID containerd.service)
-	CT_OUT=$("$INSTALL" --payload "$NEW" --host "$HOST" 2>&1)
-	CT_RC=$?
+	node_install
 	want_run "nsguard-node-install, again" 0 "*containerd: configured already*" || return 1
 	want_run "nsguard-node-install, again" 0 "*/usr/local: up to date*" || return 1
 	want_eq "containerd's pid" "$(systemctl show -P MainPID containerd.service)" "$cd_pid"

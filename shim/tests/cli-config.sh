@@ -15,12 +15,7 @@ chmod 755 "$t"
 cp "$NSGUARD" "$t/nsguard" && NSGUARD=$t/nsguard
 cp "$NSG_REPO/examples/nsguard.conf" "$t/example.conf"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
-run() {
-	nobody "$@" >"$t/out" 2>"$t/err"
-	rc=$?
-	out=$(cat "$t/out")
-	err=$(cat "$t/err")
-}
+run() { capture "$t" nobody "$@"; }
 # ok NAME COND WHY: PASS if the shell test COND (a command) succeeds.
 ok() {
 	local name=$1 why=$2

@@ -16,12 +16,7 @@ for l in nsguard-runtime nsguard-runtime-audit nsguard-runtime-allow; do ln -s n
 J=$t/d/daemon.json
 
 # run CMD...: rc, out, err.
-run() {
-	"$@" >"$t/out" 2>"$t/err"
-	rc=$?
-	out=$(cat "$t/out")
-	err=$(cat "$t/err")
-}
+run() { capture "$t" "$@"; }
 # check NAME 'CONDITION': PASS when the condition (shell, evaluated) holds.
 check() {
 	local name=$1

@@ -47,10 +47,7 @@ reset_bundle() {
 }
 run() {
 	rm -f "$t/got"
-	"$@" >"$t/out" 2>"$t/err"
-	rc=$?
-	out=$(cat "$t/out")
-	err=$(cat "$t/err")
+	capture "$t" "$@"
 	got=$(cat "$t/got" 2>/dev/null)
 }
 ok() {

@@ -17,12 +17,7 @@ cp "$NSGUARD" "$t/nsguard" && chmod 755 "$t/nsguard" && NSGUARD=$t/nsguard
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
 
 # run CMD...: sets rc, out (stdout) and err (stderr).
-run() {
-	"$@" >"$t/out" 2>"$t/err"
-	rc=$?
-	out=$(cat "$t/out")
-	err=$(cat "$t/err")
-}
+run() { capture "$t" "$@"; }
 # want NAME RC [TEXT [NOT]]: PASS when the last run exited RC and its stderr
 # holds TEXT (does not hold NOT).
 want() {
