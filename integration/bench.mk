@@ -29,7 +29,8 @@ BENCH_ENV := $(foreach v,$(BENCH_VARS),$(if $($(v)),'$(v)=$($(v))'))
 BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARNINGS)
 
 .PHONY: bench-tools bench-report
-bench: all $(BENCH_TOOLS)
+# nsg-userns: the stand-in init of the hook part's live process.
+bench: all $(BENCH_TOOLS) $(BUILD)/nsg-userns
 	$(call msg,BENCH,$(BENCH_DIR) (guest; ~30 min under TCG))
 	$(Q)hz=$${BENCH_TSC_HZ:-$$(for i in 1 2 3; do $(BENCH_DIR)/timecmd --calibrate 1; done | sort -n | sed -n 2p)} && \
 	NSGUARD_ACCEL=$${NSGUARD_ACCEL:-tcg} $(VM_RUN) --share $(BENCH_DIR) --mem $(BENCH_MEM) --timeout $(BENCH_TIMEOUT) -- \

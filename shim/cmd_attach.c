@@ -98,11 +98,11 @@ static int attach_policy(const struct nsguard_config *cfg, const struct args *a,
 static int print_json(const char *id, const char *path, __u64 cgid,
 		      const struct nsguard_policy *pol, bool attached)
 {
-	cleanup_cjson cJSON *o = cJSON_CreateObject();
+	cleanup_jv struct jv *o = jv_new_object();
 
 	if (!o || !json_add_string_or_null(o, "id", id) ||
 	    !json_add_string_or_null(o, "cgroup", path) ||
-	    !cJSON_AddBoolToObject(o, "attached", attached) ||
+	    !jv_add_bool(o, "attached", attached) ||
 	    (pol && (!json_add_u64(o, "cgroup_id", cgid) || !json_add_policy(o, pol))))
 		return nsg_fail(ENOMEM, "out of memory");
 	return json_print(o);

@@ -24,11 +24,11 @@
 #include "util.h"
 
 static int missing;
-static cJSON *checks; /* --json: the list of checks, else NULL */
+static struct jv *checks; /* --json: the list of checks, else NULL */
 
 static void report(bool good, const char *what, const char *detail)
 {
-	cJSON *o;
+	struct jv *o;
 
 	missing += !good;
 	if (!checks) {
@@ -38,9 +38,9 @@ static void report(bool good, const char *what, const char *detail)
 			printf("missing  %s: %s\n", what, detail);
 		return;
 	}
-	o = cJSON_CreateObject();
-	if (!o || !cJSON_AddItemToArray(checks, o) || !cJSON_AddStringToObject(o, "check", what) ||
-	    !cJSON_AddBoolToObject(o, "ok", good) ||
+	o = jv_new_object();
+	if (!o || !jv_append(checks, o) || !jv_add_string(o, "check", what) ||
+	    !jv_add_bool(o, "ok", good) ||
 	    !json_add_string_or_null(o, "detail", detail))
 		missing++; /* out of memory: never report success */
 }
@@ -97,21 +97,21 @@ static bool btf_has(const struct btf *btf, const struct kernel_feature *f)
 }
 
 /* The running kernel: its release (also kernel.release with --json), its BTF, its features. */
-static void check_kernel(cJSON *doc)
+static void check_kernel(struct jv *doc)
 {
 	unsigned major = 0, minor = 0;
 	struct btf *btf;
 	struct utsname u;
 	char msg[512];
-	cJSON *o;
+	struct jv *o;
 
 	if (uname(&u) < 0) {
 		miss("kernel release", strerror(errno));
 		return;
 	}
-	o = doc ? cJSON_AddObjectToObject(doc, "kernel") : NULL;
-	if (doc && (!o || !cJSON_AddStringToObject(o, "release", u.release) ||
-		    !cJSON_AddStringToObject(o, "machine", u.machine)))
+	o = doc ? jv_add_object(doc, "kernel") : NULL;
+	if (doc && (!o || !jv_add_string(o, "release", u.release) ||
+		    !jv_add_string(o, "machine", u.machine)))
 		missing++; /* out of memory: never report success */
 	snprintf(msg, sizeof(msg), "kernel %s %s (nsguard needs 6.1 or later; tested on %s)", u.release,
 		 u.machine, NSGUARD_TESTED_KERNELS);
@@ -204,24 +204,24 @@ static void check_trial(void)
 
 /* The errors of one config file: printed, or kept for --json. */
 struct config_report {
-	cJSON *errors; /* --json */
+	struct jv *errors; /* --json */
 	int n;
 };
 
 static void config_error(unsigned line, const char *msg, void *data)
 {
 	struct config_report *r = data;
-	cJSON *o;
+	struct jv *o;
 
 	r->n++;
 	if (!r->errors) {
 		printf("%s\n", msg);
 		return;
 	}
-	o = cJSON_CreateObject();
-	if (o && cJSON_AddItemToArray(r->errors, o)) {
-		cJSON_AddNumberToObject(o, "line", line);
-		cJSON_AddStringToObject(o, "message", msg);
+	o = jv_new_object();
+	if (o && jv_append(r->errors, o)) {
+		jv_add_number(o, "line", line);
+		jv_add_string(o, "message", msg);
 	}
 }
 
@@ -231,20 +231,20 @@ static void config_error(unsigned line, const char *msg, void *data)
  * one is an error.  Adds {"config", "valid", "errors"} to doc with --json.
  * Returns the number of errors.
  */
-static int check_config(const char *path, bool named, cJSON *doc)
+static int check_config(const char *path, bool named, struct jv *doc)
 {
 	struct config_report r = { 0 };
 	struct nsguard_config cfg;
 	bool exists = access(path, F_OK) == 0 || errno != ENOENT;
 	bool absent = !named && !exists;
-	cJSON *o = NULL;
+	struct jv *o = NULL;
 
 	if (doc) {
-		o = cJSON_AddObjectToObject(doc, "config");
-		r.errors = o ? cJSON_CreateArray() : NULL;
-		if (!r.errors || !cJSON_AddStringToObject(o, "path", path) ||
-		    !cJSON_AddBoolToObject(o, "exists", exists) ||
-		    !cJSON_AddItemToObject(o, "errors", r.errors)) {
+		o = jv_add_object(doc, "config");
+		r.errors = o ? jv_new_array() : NULL;
+		if (!r.errors || !jv_add_string(o, "path", path) ||
+		    !jv_add_bool(o, "exists", exists) ||
+		    !jv_add(o, "errors", r.errors)) {
 			nsg_fail(ENOMEM, "out of memory");
 			return 1;
 		}
@@ -253,7 +253,7 @@ static int check_config(const char *path, bool named, cJSON *doc)
 		r.n = 1;
 	nsg_clear_error();
 	if (o)
-		cJSON_AddBoolToObject(o, "valid", r.n == 0);
+		jv_add_bool(o, "valid", r.n == 0);
 	else if (absent)
 		printf("ok       admin config %s absent: the built-in defaults apply\n", path);
 	else if (r.n)
@@ -276,27 +276,27 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 		{},
 	};
 	char list[256] = "", msg[4200], abi[GUARD_ABI_LEN];
-	cleanup_cjson cJSON *doc = NULL;
+	cleanup_jv struct jv *doc = NULL;
 	bool json = false, priv;
 	int err = cmd_options("check", argc, argv, opts, check_opt, &json);
 
 	if (err)
 		return err;
 	if (json) {
-		doc = cJSON_CreateObject();
+		doc = jv_new_object();
 		if (!doc)
 			return nsg_fail(ENOMEM, "out of memory");
 	}
 	/* --config FILE: that file only, and nothing of the kernel (no bpf()). */
 	if (ctx->config_path) {
 		missing = check_config(ctx->config_path, true, doc);
-		if (doc && (!cJSON_AddBoolToObject(doc, "ok", missing == 0) || json_print(doc)))
+		if (doc && (!jv_add_bool(doc, "ok", missing == 0) || json_print(doc)))
 			return nsg_fail(ENOMEM, "out of memory");
 		nsg_clear_error();
 		return missing ? 1 : 0;
 	}
 	if (doc) {
-		checks = cJSON_AddArrayToObject(doc, "checks");
+		checks = jv_add_array(doc, "checks");
 		if (!checks)
 			return nsg_fail(ENOMEM, "out of memory");
 	}
@@ -344,7 +344,7 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 		check_trial();
 	nsg_clear_error();
 	missing += check_config(NSGUARD_DEFAULT_CONFIG, false, doc);
-	if (doc && (!cJSON_AddBoolToObject(doc, "ok", missing == 0) || json_print(doc)))
+	if (doc && (!jv_add_bool(doc, "ok", missing == 0) || json_print(doc)))
 		return nsg_fail(ENOMEM, "out of memory");
 	nsg_clear_error();
 	return missing ? 1 : 0;

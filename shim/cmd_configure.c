@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cjson/cJSON.h>
+#include "jv.h"
 
 #include "cmd.h"
 #include "configure.h"
@@ -164,7 +164,7 @@ int conf_show_diff(const char *path, const char *old, const char *new)
 }
 
 /*
- * Numbers cJSON carries over exactly: integers of at most 15 digits.  It
+ * Numbers jv carries over exactly: integers of at most 15 digits.  It
  * keeps doubles; 9223372036854775807 would come back as 9.2233720368547758e+18,
  * which dockerd's int64 fields refuse.  Outside strings only.
  */
@@ -207,8 +207,8 @@ static void tier_link(const struct conf *c, const char *tier, char *buf, size_t 
 static int docker_edit(const struct conf *c, const char *text, size_t len, bool add, char **out,
 		       size_t *changed)
 {
-	cleanup_cjson cJSON *doc = NULL;
-	cJSON *rt;
+	cleanup_jv struct jv *doc = NULL;
+	struct jv *rt;
 	int err;
 
 	*out = NULL;
@@ -222,33 +222,33 @@ static int docker_edit(const struct conf *c, const char *text, size_t len, bool 
 	err = plain_numbers(text, len, c->file);
 	if (err)
 		return err;
-	doc = cJSON_ParseWithLength(text, len);
-	if (!cJSON_IsObject(doc))
+	doc = jv_parse(text, len);
+	if (!jv_is_object(doc))
 		return nsg_fail(EINVAL, "%s is not a JSON object; unchanged", c->file);
-	rt = cJSON_GetObjectItemCaseSensitive(doc, "runtimes");
-	if (rt && !cJSON_IsObject(rt))
+	rt = jv_get(doc, "runtimes");
+	if (rt && !jv_is_object(rt))
 		return nsg_fail(EINVAL, "%s: \"runtimes\" is not an object; unchanged", c->file);
 	if (add && !rt)
-		rt = cJSON_AddObjectToObject(doc, "runtimes");
+		rt = jv_add_object(doc, "runtimes");
 	for (size_t i = 0; rt && i < ARRAY_SIZE(all_tiers); i++) {
 		bool want = false;
-		cJSON *e = NULL, *have = cJSON_GetObjectItemCaseSensitive(rt, all_tiers[i]);
+		struct jv *e = NULL, *have = jv_get(rt, all_tiers[i]);
 		char link[4096];
 
 		for (size_t k = 0; k < c->n_tiers; k++)
 			want |= strcmp(c->tiers[k], all_tiers[i]) == 0;
 		tier_link(c, all_tiers[i], link, sizeof(link));
-		e = cJSON_CreateObject();
-		if (!e || !cJSON_AddStringToObject(e, "path", link)) {
-			cJSON_Delete(e);
+		e = jv_new_object();
+		if (!e || !jv_add_string(e, "path", link)) {
+			jv_free(e);
 			return nsg_fail(ENOMEM, "out of memory");
 		}
 		/*
 		 * An entry of that name with other settings (runtimeArgs naming
 		 * a stricter --config, say) is the admin's: never replaced.
 		 */
-		if (have && !cJSON_Compare(have, e, true)) {
-			cJSON_Delete(e);
+		if (have && !jv_equal(have, e)) {
+			jv_free(e);
 			if (!add)
 				continue; /* unconfigure: not ours, stays */
 			return nsg_fail(EEXIST,
@@ -258,20 +258,20 @@ static int docker_edit(const struct conf *c, const char *text, size_t len, bool 
 		}
 		/* Counted: an entry that goes, or one that is not there yet. */
 		*changed += (have != NULL) != (add && want);
-		cJSON_DeleteItemFromObjectCaseSensitive(rt, all_tiers[i]);
+		jv_remove(rt, all_tiers[i]);
 		if (!add || !want) {
-			cJSON_Delete(e);
+			jv_free(e);
 			continue;
 		}
-		if (!cJSON_AddItemToObject(rt, all_tiers[i], e)) {
-			cJSON_Delete(e);
+		if (!jv_add(rt, all_tiers[i], e)) {
+			jv_free(e);
 			return nsg_fail(ENOMEM, "out of memory");
 		}
 	}
 	if (!add && rt && !rt->child)
-		cJSON_DeleteItemFromObjectCaseSensitive(doc, "runtimes");
+		jv_remove(doc, "runtimes");
 	{
-		cleanup_free char *p = cJSON_Print(doc);
+		cleanup_free char *p = jv_format_pretty(doc);
 
 		if (!p || asprintf(out, "%s\n", p) < 0)
 			return nsg_fail(ENOMEM, "out of memory");
@@ -401,24 +401,24 @@ static int docker_unconfigure(const struct conf *c)
 /* One hooks.d file (oci-hooks(5) 1.0.0) running this binary at stage. */
 char *conf_hook_json(const struct conf *c, const char *stage)
 {
-	cleanup_cjson cJSON *o = cJSON_CreateObject();
+	cleanup_jv struct jv *o = jv_new_object();
 	cleanup_free char *path = NULL, *text = NULL;
 	const char *args[] = { "nsguard", "hook", stage };
-	cJSON *hook, *when;
+	struct jv *hook, *when;
 	char *t = NULL;
 
 	if (!o || asprintf(&path, "%s/nsguard", c->bindir) < 0)
 		return NULL;
-	hook = cJSON_AddObjectToObject(o, "hook");
-	when = cJSON_AddObjectToObject(o, "when");
-	if (!cJSON_AddStringToObject(o, "version", "1.0.0") || !hook || !when ||
-	    !cJSON_AddStringToObject(hook, "path", path) ||
-	    !cJSON_AddItemToObject(hook, "args", cJSON_CreateStringArray(args, 3)) ||
-	    !cJSON_AddNumberToObject(hook, "timeout", SPEC_HOOK_TIMEOUT) ||
-	    !cJSON_AddTrueToObject(when, "always") ||
-	    !cJSON_AddItemToObject(o, "stages", cJSON_CreateStringArray(&stage, 1)))
+	hook = jv_add_object(o, "hook");
+	when = jv_add_object(o, "when");
+	if (!jv_add_string(o, "version", "1.0.0") || !hook || !when ||
+	    !jv_add_string(hook, "path", path) ||
+	    !jv_add(hook, "args", jv_new_string_array(args, 3)) ||
+	    !jv_add_number(hook, "timeout", SPEC_HOOK_TIMEOUT) ||
+	    !jv_add_bool(when, "always", true) ||
+	    !jv_add(o, "stages", jv_new_string_array(&stage, 1)))
 		return NULL;
-	text = cJSON_Print(o);
+	text = jv_format_pretty(o);
 	if (!text || asprintf(&t, "%s\n", text) < 0)
 		return NULL;
 	return t;

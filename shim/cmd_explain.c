@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cjson/cJSON.h>
+#include "jv.h"
 
 #include "cmd.h"
 #include "config.h"
@@ -140,18 +140,18 @@ static const char *const source_names[] = {
 static int print_json(const struct nsguard_config *cfg, const struct nsguard_policy *pol,
 		      const struct policy_why *why, const char *refusal)
 {
-	cleanup_cjson cJSON *doc = cJSON_CreateObject();
-	cJSON *p, *w, *o;
+	cleanup_jv struct jv *doc = jv_new_object();
+	struct jv *p, *w, *o;
 	char text[8400];
 
-	if (!doc || !cJSON_AddStringToObject(doc, "config", cfg->origin) ||
-	    !cJSON_AddBoolToObject(doc, "refused", refusal != NULL))
+	if (!doc || !jv_add_string(doc, "config", cfg->origin) ||
+	    !jv_add_bool(doc, "refused", refusal != NULL))
 		return nsg_fail(ENOMEM, "out of memory");
 	if (refusal)
-		return cJSON_AddStringToObject(doc, "error", refusal) ? json_print(doc)
+		return jv_add_string(doc, "error", refusal) ? json_print(doc)
 								       : nsg_fail(ENOMEM, "out of memory");
-	p = cJSON_AddObjectToObject(doc, "policy");
-	w = cJSON_AddObjectToObject(doc, "why");
+	p = jv_add_object(doc, "policy");
+	w = jv_add_object(doc, "why");
 	if (!p || !w || !json_add_policy(p, pol))
 		return nsg_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
@@ -162,19 +162,19 @@ static int print_json(const struct nsguard_config *cfg, const struct nsguard_pol
 		unsigned line = key ? config_key_line(cfg, key) : 0;
 
 		because(cfg, why, i, text, sizeof(text));
-		o = cJSON_AddObjectToObject(w, f->json);
-		if (!o || !cJSON_AddStringToObject(o, "from", source_names[why->source[i]]) ||
+		o = jv_add_object(w, f->json);
+		if (!o || !jv_add_string(o, "from", source_names[why->source[i]]) ||
 		    !json_add_string_or_null(o, "annotation",
 					     why->value[i] ? f->annotation : NULL) ||
 		    !json_add_string_or_null(o, "value", why->value[i]) ||
 		    !json_add_string_or_null(o, "config_key", key) ||
-		    !(line ? cJSON_AddNumberToObject(o, "config_line", line)
-			   : cJSON_AddNullToObject(o, "config_line")) ||
-		    !cJSON_AddStringToObject(o, "text", text))
+		    !(line ? jv_add_number(o, "config_line", line)
+			   : jv_add_null(o, "config_line")) ||
+		    !jv_add_string(o, "text", text))
 			return nsg_fail(ENOMEM, "out of memory");
 	}
 	/* The hook measures it; explain cannot know it. */
-	cJSON_DeleteItemFromObject(p, "base_level");
+	jv_remove(p, "base_level");
 	return json_print(doc);
 }
 

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <cjson/cJSON.h>
+#include "jv.h"
 
 #include "cmd.h"
 #include "container.h"
@@ -12,24 +12,24 @@
 #include "util.h"
 
 struct gc_json {
-	cJSON *list;
+	struct jv *list;
 	bool oom;
 };
 
 static void removed_json(const struct gc_removal *r, void *data)
 {
 	struct gc_json *j = data;
-	cJSON *o = cJSON_CreateObject();
+	struct jv *o = jv_new_object();
 
-	if (!o || !cJSON_AddItemToArray(j->list, o)) {
-		cJSON_Delete(o);
+	if (!o || !jv_append(j->list, o)) {
+		jv_free(o);
 		j->oom = true;
 		return;
 	}
 	if (!json_add_string_or_null(o, "id", r->id) ||
 	    !json_add_string_or_null(o, "cgroup", r->cgroup_path) ||
 	    !json_add_u64(o, "cgroup_id", r->cgroup_id) ||
-	    !cJSON_AddStringToObject(o, "why", r->why))
+	    !jv_add_string(o, "why", r->why))
 		j->oom = true;
 }
 
@@ -39,7 +39,7 @@ int cmd_gc(struct cmd_ctx *ctx, int argc, char **argv)
 		{ .name = "json", .val = 'j', .help = "what was removed, as JSON" },
 		{},
 	};
-	cleanup_cjson cJSON *doc = NULL;
+	cleanup_jv struct jv *doc = NULL;
 	struct gc_json j = { 0 };
 	bool json = false;
 	int err = 0;
@@ -50,8 +50,8 @@ int cmd_gc(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!json)
 		return container_gc(&container_env_live, container_gc_print, stdout);
 
-	doc = cJSON_CreateObject();
-	j.list = doc ? cJSON_AddArrayToObject(doc, "removed") : NULL;
+	doc = jv_new_object();
+	j.list = doc ? jv_add_array(doc, "removed") : NULL;
 	if (!j.list)
 		return nsg_fail(ENOMEM, "out of memory");
 	err = container_gc(&container_env_live, removed_json, &j);

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <bpf/libbpf.h>
-#include <cjson/cJSON.h>
+#include "jv.h"
 
 #include "cmd.h"
 #include "guard.h"
@@ -180,12 +180,12 @@ static const char *node_name(void)
 }
 
 /* The event, named from its container's record: what every reader prints. */
-static cJSON *event_json(struct monitor *m, const struct nsguard_event *e)
+static struct jv *event_json(struct monitor *m, const struct nsguard_event *e)
 {
 	char time[80], comm[NSGUARD_COMM_LEN * 4 + 1], numerr[16];
 	const struct idmap *c = ids_lookup(m, e->cgroup_id);
 	const char *errname = NULL;
-	cJSON *o = cJSON_CreateObject();
+	struct jv *o = jv_new_object();
 	size_t i;
 
 	if (!o)
@@ -203,44 +203,44 @@ static cJSON *event_json(struct monitor *m, const struct nsguard_event *e)
 		}
 	}
 	/* The event format's version: a key's meaning never changes within one. */
-	cJSON_AddNumberToObject(o, "schema", NSGUARD_EVENT_SCHEMA);
-	cJSON_AddStringToObject(o, "node", node_name());
-	cJSON_AddStringToObject(o, "time", time);
+	jv_add_number(o, "schema", NSGUARD_EVENT_SCHEMA);
+	jv_add_string(o, "node", node_name());
+	jv_add_string(o, "time", time);
 	json_add_string_or_null(o, "id", c ? c->id : NULL);
 	for (int f = 0; f < IDENT_COUNT; f++)
 		json_add_string_or_null(o, identity_name(f), c ? c->identity.v[f] : NULL);
 	json_add_u64(o, "cgroup_id", e->cgroup_id);
 	json_add_u64(o, "task_cgroup_id", e->task_cgroup_id);
-	cJSON_AddNumberToObject(o, "pid", e->pid);
-	cJSON_AddNumberToObject(o, "tid", e->tid);
-	cJSON_AddStringToObject(o, "comm", comm);
-	cJSON_AddNumberToObject(o, "uid", e->uid);
-	cJSON_AddNumberToObject(o, "gid", e->gid);
-	cJSON_AddNumberToObject(o, "level", e->level);
-	cJSON_AddNumberToObject(o, "depth", e->depth);
-	cJSON_AddStringToObject(o, "decision", decision_name(e->decision));
-	cJSON_AddStringToObject(o, "reason", reason_name(e->reason));
-	cJSON_AddStringToObject(o, "mode", policy_mode_name(e->mode));
+	jv_add_number(o, "pid", e->pid);
+	jv_add_number(o, "tid", e->tid);
+	jv_add_string(o, "comm", comm);
+	jv_add_number(o, "uid", e->uid);
+	jv_add_number(o, "gid", e->gid);
+	jv_add_number(o, "level", e->level);
+	jv_add_number(o, "depth", e->depth);
+	jv_add_string(o, "decision", decision_name(e->decision));
+	jv_add_string(o, "reason", reason_name(e->reason));
+	jv_add_string(o, "mode", policy_mode_name(e->mode));
 	json_add_string_or_null(o, "errno", errname);
 	return o;
 }
 
-static const char *str_of(const cJSON *o, const char *key)
+static const char *str_of(const struct jv *o, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const struct jv *v = jv_get(o, key);
 
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return jv_is_string(v) ? v->str : NULL;
 }
 
-static double num_of(const cJSON *o, const char *key)
+static double num_of(const struct jv *o, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const struct jv *v = jv_get(o, key);
 
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+	return jv_is_number(v) ? v->num : 0;
 }
 
 /* Whether an event passes the filters (an unnamed one matches none). */
-static bool wanted(const struct monitor *m, const cJSON *o)
+static bool wanted(const struct monitor *m, const struct jv *o)
 {
 	const char *const want[] = { m->want_id, m->want_pod, m->want_namespace };
 	const char *const have[] = { str_of(o, "id"), str_of(o, identity_name(IDENT_POD)),
@@ -253,14 +253,14 @@ static bool wanted(const struct monitor *m, const cJSON *o)
 }
 
 /* Print one event, as JSON or as the human line, if the filters want it. */
-static void emit(struct monitor *m, cJSON *o)
+static void emit(struct monitor *m, struct jv *o)
 {
 	cleanup_free char *text = NULL;
 
 	if (!wanted(m, o))
 		return; /* consumed, not printed, not counted */
 	if (m->json) {
-		text = cJSON_PrintUnformatted(o);
+		text = jv_format(o);
 		if (text)
 			printf("%s\n", text);
 	} else {
@@ -293,7 +293,7 @@ static void emit_dropped(struct monitor *m, unsigned long long n)
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct monitor *m = ctx;
-	cleanup_cjson cJSON *o = NULL;
+	cleanup_jv struct jv *o = NULL;
 
 	if (size < sizeof(struct nsguard_event))
 		return 0;
@@ -323,7 +323,7 @@ static void report_drops(struct monitor *m, struct guard *g, __u64 *last)
 	if (st.events_dropped > *last) {
 		/* The other readers hear of it too. */
 		if (m->logging) {
-			cleanup_cjson cJSON *o = cJSON_CreateObject();
+			cleanup_jv struct jv *o = jv_new_object();
 
 			if (!o || !json_add_u64(o, "dropped", st.events_dropped - *last) ||
 			    evlog_append(&m->log, o) < 0)
@@ -417,7 +417,7 @@ out:
 	return err;
 }
 
-static int on_line(cJSON *o, unsigned long long lost, void *data)
+static int on_line(struct jv *o, unsigned long long lost, void *data)
 {
 	struct monitor *m = data;
 
@@ -425,7 +425,7 @@ static int on_line(cJSON *o, unsigned long long lost, void *data)
 		emit_dropped(m, lost);
 	if (!o)
 		return 0;
-	if (cJSON_GetObjectItemCaseSensitive(o, "dropped")) {
+	if (jv_get(o, "dropped")) {
 		const char *n = str_of(o, "dropped");
 		unsigned long long v = 0;
 
@@ -433,7 +433,7 @@ static int on_line(cJSON *o, unsigned long long lost, void *data)
 			emit_dropped(m, v);
 		return 0;
 	}
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "seq");
+	jv_remove(o, "seq");
 	emit(m, o);
 	return m->count && m->seen >= m->count ? 1 : 0;
 }

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <cjson/cJSON.h>
+#include "jv.h"
 
 #include "cmd.h"
 #include "guard.h"
@@ -29,7 +29,7 @@ struct status {
 	bool json_flag; /* --json given */
 	const char *format_arg; /* --format given */
 	const char *output; /* --output FILE: written whole, then renamed */
-	cJSON *list; /* json */
+	struct jv *list; /* json */
 	/* prometheus: one entry per record, its identity owned here */
 	struct metrics_container *mc;
 	struct pod_identity *ids;
@@ -80,7 +80,7 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	struct nsguard_counters cnt = { 0 };
 	bool attached = guard_link_pinned(rec->cgroup_id);
 	char num[16];
-	cJSON *o;
+	struct jv *o;
 
 	/* The map is the truth while attached; the record otherwise. */
 	if (s->g && attached) {
@@ -123,21 +123,21 @@ static int show_one(const struct nsguard_record *rec, void *data)
 		printf("  link:       %s\n\n", attached ? rec->link_pin : "not pinned (detached)");
 		return 0;
 	}
-	o = cJSON_CreateObject();
+	o = jv_new_object();
 	if (!o)
 		return -ENOMEM;
-	cJSON_AddItemToArray(s->list, o);
-	if (!cJSON_AddStringToObject(o, "id", rec->id) ||
-	    !cJSON_AddStringToObject(o, "cgroup", rec->cgroup_path) ||
+	jv_append(s->list, o);
+	if (!jv_add_string(o, "id", rec->id) ||
+	    !jv_add_string(o, "cgroup", rec->cgroup_path) ||
 	    !json_add_u64(o, "cgroup_id", rec->cgroup_id))
 		return -ENOMEM;
 	for (int f = 0; f < IDENT_COUNT; f++)
 		if (rec->identity.v[f] &&
-		    !cJSON_AddStringToObject(o, identity_name(f), rec->identity.v[f]))
+		    !jv_add_string(o, identity_name(f), rec->identity.v[f]))
 			return -ENOMEM;
-	if (!json_add_policy(o, &pol) || !cJSON_AddNumberToObject(o, "created", pol.created) ||
-	    !cJSON_AddNumberToObject(o, "deepest", policy_deepest(pol.depths)) ||
-	    !cJSON_AddBoolToObject(o, "attached", attached) ||
+	if (!json_add_policy(o, &pol) || !jv_add_number(o, "created", pol.created) ||
+	    !jv_add_number(o, "deepest", policy_deepest(pol.depths)) ||
+	    !jv_add_bool(o, "attached", attached) ||
 	    !json_add_u64(o, "allowed", cnt.allowed) ||
 	    !json_add_u64(o, "denied", cnt.denied) ||
 	    !json_add_u64(o, "audited", cnt.audited) ||
@@ -227,7 +227,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	struct guard g = GUARD_INIT;
 	struct nsguard_stats stats = { 0 };
 	struct status s = { 0 };
-	cleanup_cjson cJSON *doc = NULL;
+	cleanup_jv struct jv *doc = NULL;
 	unsigned long long outcomes[HOOK_RESULT_COUNT][HOOK_REASON_COUNT];
 	char *text = NULL, abi[GUARD_ABI_LEN], other_why[512] = "", tmp[64];
 	int dfd = -1;
@@ -264,14 +264,14 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	json = s.format == FORMAT_JSON;
 	if (json) {
-		cleanup_cjson cJSON *list = cJSON_CreateArray();
+		cleanup_jv struct jv *list = jv_new_array();
 
-		doc = cJSON_CreateObject();
-		if (!doc || !list || !cJSON_AddBoolToObject(doc, "loaded", loaded || other) ||
-		    !cJSON_AddBoolToObject(doc, "other_build", other) ||
+		doc = jv_new_object();
+		if (!doc || !list || !jv_add_bool(doc, "loaded", loaded || other) ||
+		    !jv_add_bool(doc, "other_build", other) ||
 		    !json_add_u64(doc, "events_dropped", stats.events_dropped) ||
 		    !json_add_u64(doc, "decisions", stats.decisions) ||
-		    !cJSON_AddItemToObject(doc, "containers", list)) {
+		    !jv_add(doc, "containers", list)) {
 			err = nsg_fail(ENOMEM, "out of memory");
 			goto out;
 		}
@@ -299,7 +299,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		if (metrics_write(stdout, &m) < 0)
 			err = nsg_fail(EIO, "status: writing the metrics: %s", strerror(errno));
 	} else if (json) {
-		text = cJSON_PrintUnformatted(doc);
+		text = jv_format(doc);
 		if (!text) {
 			err = nsg_fail(ENOMEM, "out of memory");
 			goto out;

@@ -17,12 +17,12 @@
 #include "util.h"
 
 /* The "seq" of a line, 0 if it has none. */
-static unsigned long long seq_of(const cJSON *o)
+static unsigned long long seq_of(const struct jv *o)
 {
-	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "seq");
+	const struct jv *s = jv_get(o, "seq");
 	unsigned long long v = 0;
 
-	if (cJSON_IsString(s) && parse_u64(s->valuestring, &v) == 0)
+	if (jv_is_string(s) && parse_u64(s->str, &v) == 0)
 		return v;
 	return 0;
 }
@@ -52,7 +52,7 @@ static unsigned long long last_seq(const char *path)
 	line = strrchr(tail, '\n');
 	line = line ? line + 1 : tail;
 	{
-		cleanup_cjson cJSON *o = cJSON_Parse(line);
+		cleanup_jv struct jv *o = jv_parse(line, strlen(line));
 
 		v = o ? seq_of(o) : 0;
 	}
@@ -110,17 +110,17 @@ int evlog_try_collect(struct evlog *l)
 	return err ? err : 1;
 }
 
-int evlog_append(struct evlog *l, cJSON *o)
+int evlog_append(struct evlog *l, struct jv *o)
 {
 	cleanup_free char *text = NULL;
 	struct stat st;
 	size_t len;
 
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "seq");
+	jv_remove(o, "seq");
 	if (!json_add_u64(o, "seq", ++l->seq))
 		return nsg_fail(ENOMEM, "out of memory");
-	text = cJSON_PrintUnformatted(o);
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "seq");
+	text = jv_format(o);
+	jv_remove(o, "seq");
 	if (!text)
 		return nsg_fail(ENOMEM, "out of memory");
 	len = strlen(text);
@@ -156,20 +156,20 @@ int evlog_follow_open(struct evlog *l, bool start)
 }
 
 /* Hand every complete line in l->buf to fn; keep the partial rest. */
-static int drain(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lost, void *data),
+static int drain(struct evlog *l, int (*fn)(struct jv *o, unsigned long long lost, void *data),
 		 void *data)
 {
 	size_t start = 0;
 	int r = 0;
 
 	for (size_t i = 0; i < l->len && !r; i++) {
-		cleanup_cjson cJSON *o = NULL;
+		cleanup_jv struct jv *o = NULL;
 		unsigned long long seq, lost = 0;
 
 		if (l->buf[i] != '\n')
 			continue;
 		l->buf[i] = '\0';
-		o = cJSON_Parse(l->buf + start);
+		o = jv_parse(l->buf + start, strlen(l->buf + start));
 		start = i + 1;
 		seq = o ? seq_of(o) : 0;
 		if (seq) {
@@ -184,7 +184,7 @@ static int drain(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lost, v
 	return r;
 }
 
-int evlog_follow_read(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lost, void *data),
+int evlog_follow_read(struct evlog *l, int (*fn)(struct jv *o, unsigned long long lost, void *data),
 		      void *data)
 {
 	struct stat st;

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include <cjson/cJSON.h>
+#include "jv.h"
 
 #include "../bpf/nsguard.h"
 
@@ -50,7 +50,7 @@ struct evlog {
 /* Take the collector's lock without waiting: 1 taken, 0 another holds it. */
 int evlog_try_collect(struct evlog *l);
 /* Append o (a "seq" member added) as one line; rotate past max. */
-int evlog_append(struct evlog *l, cJSON *o);
+int evlog_append(struct evlog *l, struct jv *o);
 /* Follow the log from its end (from its start when start is true). */
 int evlog_follow_open(struct evlog *l, bool start);
 /*
@@ -59,7 +59,7 @@ int evlog_follow_open(struct evlog *l, bool start);
  * gap in "seq": the follower fell behind a rotation).  Stops at fn's
  * non-zero return.
  */
-int evlog_follow_read(struct evlog *l, int (*fn)(cJSON *o, unsigned long long lost, void *data),
+int evlog_follow_read(struct evlog *l, int (*fn)(struct jv *o, unsigned long long lost, void *data),
 		      void *data);
 void evlog_close(struct evlog *l);
 

@@ -392,7 +392,7 @@ static int string(struct checker *c, size_t i, size_t *end, uint32_t obj)
 				if (hex4(s, c->n, i + 2, &r) < 0)
 					return bad(c, i, "a \\u escape without four hex digits");
 				if (r == 0)
-					return bad(c, i, "a \\u0000 escape (cJSON ends the string there)");
+					return bad(c, i, "a \\u0000 escape (a C string ends there)");
 				if (r >= 0xd800 && r < 0xdc00 && i + 12 <= c->n && s[i + 6] == '\\' &&
 				    s[i + 7] == 'u' && hex4(s, c->n, i + 8, &lo) == 0 && lo >= 0xdc00 &&
 				    lo < 0xe000) {
@@ -482,7 +482,7 @@ static int unexpected(struct checker *c, size_t i, const char *want)
 	if (ch < 0x20 || ch == 0x7f)
 		return bad(c, i,
 			   "control byte 0x%02x outside a string (JSON's whitespace is space, tab, "
-			   "CR and LF; crun and cJSON skip more)",
+			   "CR and LF; crun skips more)",
 			   ch);
 	if (ch == 0xef && i + 2 < c->n && c->s[i + 1] == 0xbb && c->s[i + 2] == 0xbf)
 		return bad(c, i, "a byte order mark (runc refuses it)");

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The JSON that every reader of a document reads alike.  A config.json is
- * read by nsguard (cJSON, and spec.c's scanner) and by the runtime: runc
+ * read by nsguard (jv.h, and spec.c's scanner) and by the runtime: runc
  * (Go's encoding/json: invalid UTF-8 becomes U+FFFD, keys match struct
  * fields case-insensitively, also U+017F as 's' and U+212A as 'k', the last
  * duplicate wins) or crun (yajl: raw bytes, \v and \f are whitespace, the
- * first duplicate wins; cJSON: any byte <= 0x20 is whitespace, "\u0000"
- * ends a string).  json_strict_check refuses every document on which they
+ * first duplicate wins; C code reading the values: "\u0000" ends a
+ * string).  json_strict_check refuses every document on which they
  * could differ, so that a document it accepts means the same to each.
  */
 #ifndef NSGUARD_JSONSTRICT_H
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Deeper nesting is refused (cJSON's own limit is 1000). */
+/* Deeper nesting is refused (jv_parse's limit too). */
 #define JSON_STRICT_DEPTH_MAX 512
 
 /*

@@ -20,8 +20,8 @@
 
 int learn_suggest(const struct nsguard_record *rec, const struct nsguard_usage *used, char **text)
 {
-	cleanup_cjson cJSON *doc = cJSON_CreateObject();
-	cJSON *ann = NULL;
+	cleanup_jv struct jv *doc = jv_new_object();
+	struct jv *ann = NULL;
 	char depth[16], count[16];
 	bool none = used->created == 0;
 
@@ -29,17 +29,17 @@ int learn_suggest(const struct nsguard_record *rec, const struct nsguard_usage *
 	snprintf(depth, sizeof(depth), "%u", policy_deepest(used->depths));
 	snprintf(count, sizeof(count), "%u", used->created);
 	/* Which instance it was: the record's cgroup id, init pid and start time. */
-	if (doc && cJSON_AddStringToObject(doc, "id", rec->id) &&
-	    cJSON_AddNumberToObject(doc, "cgroup_id", (double)rec->cgroup_id) &&
-	    (!rec->pid || (cJSON_AddNumberToObject(doc, "pid", rec->pid) &&
-			   cJSON_AddNumberToObject(doc, "start_time", (double)rec->start_time))) &&
-	    cJSON_AddNumberToObject(doc, "created", used->created) &&
-	    cJSON_AddNumberToObject(doc, "deepest", policy_deepest(used->depths)) &&
-	    (ann = cJSON_AddObjectToObject(doc, "annotations")) &&
-	    cJSON_AddStringToObject(ann, ANNOTATION_MODE, none ? "deny" : "allow") &&
-	    (none || (cJSON_AddStringToObject(ann, ANNOTATION_MAX_DEPTH, depth) &&
-		      cJSON_AddStringToObject(ann, ANNOTATION_MAX_COUNT, count))))
-		*text = cJSON_PrintUnformatted(doc);
+	if (doc && jv_add_string(doc, "id", rec->id) &&
+	    jv_add_number(doc, "cgroup_id", (double)rec->cgroup_id) &&
+	    (!rec->pid || (jv_add_number(doc, "pid", rec->pid) &&
+			   jv_add_number(doc, "start_time", (double)rec->start_time))) &&
+	    jv_add_number(doc, "created", used->created) &&
+	    jv_add_number(doc, "deepest", policy_deepest(used->depths)) &&
+	    (ann = jv_add_object(doc, "annotations")) &&
+	    jv_add_string(ann, ANNOTATION_MODE, none ? "deny" : "allow") &&
+	    (none || (jv_add_string(ann, ANNOTATION_MAX_DEPTH, depth) &&
+		      jv_add_string(ann, ANNOTATION_MAX_COUNT, count))))
+		*text = jv_format(doc);
 	return *text ? 0 : nsg_fail(ENOMEM, "out of memory");
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * OCI state (hook stdin) and config.json annotations.  cJSON never leaves
- * this file: callers see plain structs.  Everything here is hostile input
+ * OCI state (hook stdin) and config.json annotations.  The JSON tree never
+ * leaves this file: callers see plain structs.  Everything here is hostile input
  * from the point of view of the host, so the parse is strict.
  */
 #include <errno.h>
@@ -11,8 +11,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-
-#include <cjson/cJSON.h>
 
 #include "fileio.h"
 #include "json.h"
@@ -56,13 +54,12 @@ const char *const oci_state_keys[] = { "ociVersion", "id", "pid", "status", "bun
 /*
  * Parse a document the runtime read too: only what every reader reads
  * alike (jsonstrict.h: UTF-8, whitespace, escapes, \u0000, keys given twice
- * or folded onto one of names) reaches cJSON.
+ * or folded onto one of names) reaches jv_parse.
  */
 static int parse_doc(const char *in, size_t len, const char *what, const char *const *names,
-		     cJSON **out)
+		     struct jv **out)
 {
-	cleanup_free char *buf = NULL;
-	cleanup_cjson cJSON *doc = NULL;
+	cleanup_jv struct jv *doc = NULL;
 	int err;
 
 	if (len == 0)
@@ -70,50 +67,44 @@ static int parse_doc(const char *in, size_t len, const char *what, const char *c
 	err = json_strict_check(in, len, what, names);
 	if (err < 0)
 		return err;
-	/* libcjson is not built with sanitizers: a terminated copy means a
-	 * length bug in it can never read past the caller's buffer. */
-	buf = malloc(len + 1);
-	if (!buf)
-		return nsg_fail(ENOMEM, "%s: out of memory", what);
-	memcpy(buf, in, len);
-	buf[len] = '\0';
-	doc = cJSON_ParseWithLength(buf, len);
+	doc = jv_parse(in, len);
 	if (!doc)
-		return nsg_fail(EINVAL, "%s: invalid JSON", what);
-	if (!cJSON_IsObject(doc))
+		return nsg_fail(errno, "%s: %s", what,
+				errno == ENOMEM ? "out of memory" : "invalid JSON");
+	if (!jv_is_object(doc))
 		return nsg_fail(EINVAL, "%s: top level is not a JSON object", what);
 	*out = steal_pointer(&doc);
 	return 0;
 }
 
-static int get_string(const cJSON *doc, const char *key, bool required, const char *what,
+static int get_string(const struct jv *doc, const char *key, bool required, const char *what,
 		      char **out)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc, key);
+	const struct jv *it = jv_get(doc, key);
 
-	if (!it || cJSON_IsNull(it)) {
+	if (!it || jv_is_null(it)) {
 		if (required)
 			return nsg_fail(EINVAL, "%s: \"%s\" is missing", what, key);
 		return 0;
 	}
-	if (!cJSON_IsString(it) || !it->valuestring)
+	if (!jv_is_string(it) || !it->str)
 		return nsg_fail(EINVAL, "%s: \"%s\" is not a string", what, key);
-	*out = strdup(it->valuestring);
+	*out = strdup(it->str);
 	if (!*out)
 		return nsg_fail(ENOMEM, "%s: out of memory", what);
 	return 0;
 }
 
-static int get_pid(const cJSON *doc, const char *what, pid_t *out)
+static int get_pid(const struct jv *doc, const char *what, pid_t *out)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc, "pid");
+	const struct jv *it = jv_get(doc, "pid");
 	double v;
 
-	if (!it || cJSON_IsNull(it))
+	if (!it || jv_is_null(it))
 		return 0;
-	if (!cJSON_IsNumber(it))
+	if (!jv_is_number(it))
 		return nsg_fail(EINVAL, "%s: \"pid\" is not a number", what);
-	v = it->valuedouble;
+	v = it->num;
 	if (isnan(v))
 		return nsg_fail(EINVAL, "%s: \"pid\" is not an integer", what);
 	if (v < 0)
@@ -154,25 +145,25 @@ static bool annotation_to_add(const struct oci_state *st, const char *key, bool 
  * Other keys are not copied: the tenant chooses how many there are, and
  * nothing reads them.
  */
-static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new, const char *what)
+static int add_annotations(struct oci_state *st, const struct jv *obj, bool only_new, const char *what)
 {
 	struct oci_annotation *arr;
-	const cJSON *it;
+	const struct jv *it;
 	size_t n = 0;
 	int err = 0;
 
-	if (!obj || cJSON_IsNull(obj))
+	if (!obj || jv_is_null(obj))
 		return 0;
-	if (!cJSON_IsObject(obj))
+	if (!jv_is_object(obj))
 		return nsg_fail(EINVAL, "%s: \"annotations\" is not an object", what);
-	cJSON_ArrayForEach(it, obj) {
-		if (!cJSON_IsString(it) || !it->valuestring)
+	jv_for_each(it, obj) {
+		if (!jv_is_string(it) || !it->str)
 			return nsg_fail(EINVAL, "%s: annotation \"%.64s\" is not a string", what,
-					it->string ? it->string : "");
-		if (annotation_to_add(st, it->string, only_new))
+					it->key);
+		if (annotation_to_add(st, it->key, only_new))
 			n++;
 		/* A label for humans: never an error but memory. */
-		err = identity_collect(st->identity, it->string, it->valuestring);
+		err = identity_collect(st->identity, it->key, it->str);
 		if (err < 0)
 			return err;
 	}
@@ -185,13 +176,13 @@ static int add_annotations(struct oci_state *st, const cJSON *obj, bool only_new
 	if (!arr)
 		return nsg_fail(ENOMEM, "%s: out of memory", what);
 	st->annotations = arr;
-	cJSON_ArrayForEach(it, obj) {
+	jv_for_each(it, obj) {
 		struct oci_annotation *a = &st->annotations[st->n_annotations];
 
-		if (!annotation_to_add(st, it->string, only_new))
+		if (!annotation_to_add(st, it->key, only_new))
 			continue;
-		a->key = strdup(it->string);
-		a->value = strdup(it->valuestring);
+		a->key = strdup(it->key);
+		a->value = strdup(it->str);
 		if (!a->key || !a->value) {
 			free(a->key);
 			free(a->value);
@@ -229,7 +220,7 @@ void oci_state_free(struct oci_state *st)
 	memset(st, 0, sizeof(*st));
 }
 
-static int state_from_doc(const cJSON *doc, const char *what, struct oci_state *st)
+static int state_from_doc(const struct jv *doc, const char *what, struct oci_state *st)
 {
 	int err = 0;
 
@@ -253,14 +244,14 @@ static int state_from_doc(const cJSON *doc, const char *what, struct oci_state *
 	err = get_string(doc, "status", false, what, &st->status);
 	if (err < 0)
 		return err;
-	return add_annotations(st, cJSON_GetObjectItemCaseSensitive(doc, "annotations"), false,
+	return add_annotations(st, jv_get(doc, "annotations"), false,
 			       what);
 }
 
 int oci_state_parse(const char *buf, size_t len, struct oci_state *out)
 {
 	static const char what[] = "malformed OCI state on stdin";
-	cleanup_cjson cJSON *doc = NULL;
+	cleanup_jv struct jv *doc = NULL;
 	struct oci_state st = { 0 };
 	int err = 0;
 
@@ -299,55 +290,55 @@ int oci_state_read_fd(int fd, struct oci_state *out)
  * is the last of "ro"/"rw", or "rro"; "rrw" clears it, wherever it stands
  * (the runtimes apply it after the ro remount).
  */
-static int mount_options(const cJSON *opts, struct oci_mount *m, const char *what, size_t i)
+static int mount_options(const struct jv *opts, struct oci_mount *m, const char *what, size_t i)
 {
-	const cJSON *o;
+	const struct jv *o;
 	bool rro = false, rrw = false;
 
-	if (!opts || cJSON_IsNull(opts))
+	if (!opts || jv_is_null(opts))
 		return 0;
-	if (!cJSON_IsArray(opts))
+	if (!jv_is_array(opts))
 		return nsg_fail(EINVAL, "%s: mounts[%zu].options is not an array", what, i);
-	cJSON_ArrayForEach(o, opts) {
-		if (!cJSON_IsString(o) || !o->valuestring)
+	jv_for_each(o, opts) {
+		if (!jv_is_string(o) || !o->str)
 			return nsg_fail(EINVAL, "%s: mounts[%zu].options holds a non-string", what, i);
-		if (strcmp(o->valuestring, "ro") == 0)
+		if (strcmp(o->str, "ro") == 0)
 			m->ro = true;
-		else if (strcmp(o->valuestring, "rw") == 0)
+		else if (strcmp(o->str, "rw") == 0)
 			m->ro = false;
-		else if (strcmp(o->valuestring, "rro") == 0)
+		else if (strcmp(o->str, "rro") == 0)
 			rro = true;
-		else if (strcmp(o->valuestring, "rrw") == 0)
+		else if (strcmp(o->str, "rrw") == 0)
 			rrw = true;
-		else if (strcmp(o->valuestring, "rbind") == 0)
+		else if (strcmp(o->str, "rbind") == 0)
 			m->bind = m->rbind = true;
-		else if (strcmp(o->valuestring, "bind") == 0)
+		else if (strcmp(o->str, "bind") == 0)
 			m->bind = true;
 	}
 	m->ro = (m->ro || rro) && !rrw;
 	return 0;
 }
 
-static int add_mounts(struct oci_state *st, const cJSON *arr, const char *what)
+static int add_mounts(struct oci_state *st, const struct jv *arr, const char *what)
 {
-	const cJSON *it;
+	const struct jv *it;
 	size_t n, i = 0;
 	int err = 0;
 
-	if (!arr || cJSON_IsNull(arr))
+	if (!arr || jv_is_null(arr))
 		return 0;
-	if (!cJSON_IsArray(arr))
+	if (!jv_is_array(arr))
 		return nsg_fail(EINVAL, "%s: \"mounts\" is not an array", what);
-	n = cJSON_GetArraySize(arr);
+	n = jv_count(arr);
 	if (n > OCI_MOUNTS_MAX)
 		return nsg_fail(EINVAL, "%s: more than %d mounts", what, OCI_MOUNTS_MAX);
 	st->mounts = calloc(n ?: 1, sizeof(*st->mounts));
 	if (!st->mounts)
 		return nsg_fail(ENOMEM, "%s: out of memory", what);
-	cJSON_ArrayForEach(it, arr) {
+	jv_for_each(it, arr) {
 		struct oci_mount *m = &st->mounts[i];
 
-		if (!cJSON_IsObject(it))
+		if (!jv_is_object(it))
 			return nsg_fail(EINVAL, "%s: mounts[%zu] is not an object", what, i);
 		st->n_mounts = ++i; /* freed with the state from here on */
 		err = get_string(it, "destination", true, what, &m->destination);
@@ -356,7 +347,7 @@ static int add_mounts(struct oci_state *st, const cJSON *arr, const char *what)
 		if (!err)
 			err = get_string(it, "type", false, what, &m->type);
 		if (!err)
-			err = mount_options(cJSON_GetObjectItemCaseSensitive(it, "options"), m, what,
+			err = mount_options(jv_get(it, "options"), m, what,
 					    i - 1);
 		if (err)
 			return err;
@@ -400,36 +391,36 @@ static bool cap_detaches(const char *name)
  * could detach the guard (st->caps_detach).  No process or no capabilities
  * object: the runtime keeps what its init has, so every capability.
  */
-static int add_capabilities(struct oci_state *st, const cJSON *proc, const char *what)
+static int add_capabilities(struct oci_state *st, const struct jv *proc, const char *what)
 {
 	static const char *const sets[] = { "bounding", "effective", "inheritable", "permitted",
 					    "ambient" };
-	const cJSON *caps, *set, *c;
+	const struct jv *caps, *set, *c;
 
 	st->caps_detach = true;
-	if (!proc || cJSON_IsNull(proc))
+	if (!proc || jv_is_null(proc))
 		return 0;
-	if (!cJSON_IsObject(proc))
+	if (!jv_is_object(proc))
 		return nsg_fail(EINVAL, "%s: \"process\" is not an object", what);
-	caps = cJSON_GetObjectItemCaseSensitive(proc, "capabilities");
-	if (!caps || cJSON_IsNull(caps))
+	caps = jv_get(proc, "capabilities");
+	if (!caps || jv_is_null(caps))
 		return 0;
-	if (!cJSON_IsObject(caps))
+	if (!jv_is_object(caps))
 		return nsg_fail(EINVAL, "%s: process.capabilities is not an object", what);
 	st->caps_detach = false;
 	st->have_caps = true;
 	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
-		set = cJSON_GetObjectItemCaseSensitive(caps, sets[i]);
-		if (!set || cJSON_IsNull(set))
+		set = jv_get(caps, sets[i]);
+		if (!set || jv_is_null(set))
 			continue;
-		if (!cJSON_IsArray(set))
+		if (!jv_is_array(set))
 			return nsg_fail(EINVAL, "%s: process.capabilities.%s is not an array", what,
 					sets[i]);
-		cJSON_ArrayForEach(c, set) {
-			if (!cJSON_IsString(c) || !c->valuestring)
+		jv_for_each(c, set) {
+			if (!jv_is_string(c) || !c->str)
 				return nsg_fail(EINVAL, "%s: process.capabilities.%s holds a non-string",
 						what, sets[i]);
-			if (cap_detaches(c->valuestring))
+			if (cap_detaches(c->str))
 				st->caps_detach = true;
 		}
 	}
@@ -438,29 +429,29 @@ static int add_capabilities(struct oci_state *st, const cJSON *proc, const char 
 
 static int merge_config(struct oci_state *st, const char *buf, size_t len, const char *what)
 {
-	cleanup_cjson cJSON *doc = NULL;
-	const cJSON *lx;
+	cleanup_jv struct jv *doc = NULL;
+	const struct jv *lx;
 	int err = 0;
 
 	err = parse_doc(buf, len, what, oci_config_keys, &doc);
 	if (err < 0)
 		return err;
-	err = add_annotations(st, cJSON_GetObjectItemCaseSensitive(doc, "annotations"), true, what);
+	err = add_annotations(st, jv_get(doc, "annotations"), true, what);
 	if (err < 0)
 		return err;
 	st->have_config = true;
-	lx = cJSON_GetObjectItemCaseSensitive(doc, "linux");
-	if (lx && !cJSON_IsNull(lx)) {
-		if (!cJSON_IsObject(lx))
+	lx = jv_get(doc, "linux");
+	if (lx && !jv_is_null(lx)) {
+		if (!jv_is_object(lx))
 			return nsg_fail(EINVAL, "%s: \"linux\" is not an object", what);
 		err = get_string(lx, "cgroupsPath", false, what, &st->cgroups_path);
 		if (err)
 			return err;
 	}
-	err = add_capabilities(st, cJSON_GetObjectItemCaseSensitive(doc, "process"), what);
+	err = add_capabilities(st, jv_get(doc, "process"), what);
 	if (err)
 		return err;
-	return add_mounts(st, cJSON_GetObjectItemCaseSensitive(doc, "mounts"), what);
+	return add_mounts(st, jv_get(doc, "mounts"), what);
 }
 
 int oci_state_merge_config(struct oci_state *st, const char *buf, size_t len)

@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
+#include "jv.h"
 
 #include "fileio.h"
 #include "json.h"
@@ -80,40 +80,40 @@ static int record_path(const char *dir, const char *id, char **path)
 	return 0;
 }
 
-static cJSON *record_to_json(const struct nsguard_record *rec)
+static struct jv *record_to_json(const struct nsguard_record *rec)
 {
-	cleanup_cjson cJSON *doc = cJSON_CreateObject();
-	cJSON *pol;
+	cleanup_jv struct jv *doc = jv_new_object();
+	struct jv *pol;
 
 	if (!doc)
 		return NULL;
-	if (!cJSON_AddNumberToObject(doc, "version", RECORD_VERSION) ||
-	    !cJSON_AddStringToObject(doc, "id", rec->id) ||
-	    !cJSON_AddStringToObject(doc, "cgroup", rec->cgroup_path) ||
+	if (!jv_add_number(doc, "version", RECORD_VERSION) ||
+	    !jv_add_string(doc, "id", rec->id) ||
+	    !jv_add_string(doc, "cgroup", rec->cgroup_path) ||
 	    !json_add_u64(doc, "cgroup_id", rec->cgroup_id))
 		return NULL;
 	if (!json_add_string_or_null(doc, "link_pin", rec->link_pin))
 		return NULL;
-	if (rec->pid && (!cJSON_AddNumberToObject(doc, "pid", rec->pid) ||
+	if (rec->pid && (!jv_add_number(doc, "pid", rec->pid) ||
 			 !json_add_u64(doc, "start_time", rec->start_time)))
 		return NULL;
-	if (rec->shared && !cJSON_AddTrueToObject(doc, "shared"))
+	if (rec->shared && !jv_add_bool(doc, "shared", true))
 		return NULL;
-	if (rec->learn_dir && !cJSON_AddStringToObject(doc, "learn_dir", rec->learn_dir))
+	if (rec->learn_dir && !jv_add_string(doc, "learn_dir", rec->learn_dir))
 		return NULL;
 	for (int f = 0; f < IDENT_COUNT; f++)
 		if (rec->identity.v[f] &&
-		    !cJSON_AddStringToObject(doc, identity_name(f), rec->identity.v[f]))
+		    !jv_add_string(doc, identity_name(f), rec->identity.v[f]))
 			return NULL;
-	pol = cJSON_AddObjectToObject(doc, "policy");
+	pol = jv_add_object(doc, "policy");
 	if (!pol)
 		return NULL;
 	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
 		const struct policy_field *f = &policy_fields[i];
 		__u32 v = policy_field_get(&rec->policy, f);
 
-		if (!(f->record_name ? cJSON_AddStringToObject(pol, f->json, f->show(v))
-				     : cJSON_AddNumberToObject(pol, f->json, v)))
+		if (!(f->record_name ? jv_add_string(pol, f->json, f->show(v))
+				     : jv_add_number(pol, f->json, v)))
 			return NULL;
 	}
 	if (!json_add_u64(pol, "cgroup_id", rec->policy.cgroup_id))
@@ -186,7 +186,7 @@ static void index_drop_orphan(const char *dir, __u64 cgroup_id)
 
 int record_write(const char *dir, const struct nsguard_record *rec)
 {
-	cleanup_cjson cJSON *doc = NULL;
+	cleanup_jv struct jv *doc = NULL;
 	cleanup_free char *text = NULL, *name = NULL;
 	int err = 0;
 
@@ -196,7 +196,7 @@ int record_write(const char *dir, const struct nsguard_record *rec)
 	if (!rec->cgroup_path || rec->policy.mode >= NSGUARD_MODE_COUNT)
 		return nsg_fail(EINVAL, "record %s: no cgroup path or invalid mode", rec->id);
 	doc = record_to_json(rec);
-	text = doc ? cJSON_Print(doc) : NULL;
+	text = doc ? jv_format_pretty(doc) : NULL;
 	if (!text || asprintf(&name, "%s.json", rec->id) < 0) {
 		name = NULL;
 		return nsg_fail(ENOMEM, "record %s: out of memory", rec->id);
@@ -214,39 +214,39 @@ int record_write(const char *dir, const struct nsguard_record *rec)
 	return 0;
 }
 
-static int get_str(const cJSON *obj, const char *key, bool nullable, char **out)
+static int get_str(const struct jv *obj, const char *key, bool nullable, char **out)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const struct jv *it = jv_get(obj, key);
 
-	if (nullable && cJSON_IsNull(it))
+	if (nullable && jv_is_null(it))
 		return 0;
-	if (!cJSON_IsString(it) || !it->valuestring)
+	if (!jv_is_string(it) || !it->str)
 		return -EINVAL;
-	*out = strdup(it->valuestring);
+	*out = strdup(it->str);
 	return *out ? 0 : -ENOMEM;
 }
 
-static int get_u32(const cJSON *obj, const char *key, __u32 *out)
+static int get_u32(const struct jv *obj, const char *key, __u32 *out)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const struct jv *it = jv_get(obj, key);
 
-	if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble > UINT32_MAX ||
-	    it->valuedouble != (double)(__u32)it->valuedouble)
+	if (!jv_is_number(it) || it->num < 0 || it->num > UINT32_MAX ||
+	    it->num != (double)(__u32)it->num)
 		return -EINVAL;
-	*out = (__u32)it->valuedouble;
+	*out = (__u32)it->num;
 	return 0;
 }
 
-static int get_u64(const cJSON *obj, const char *key, __u64 *out)
+static int get_u64(const struct jv *obj, const char *key, __u64 *out)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const struct jv *it = jv_get(obj, key);
 	const char *s;
 	char *end = NULL;
 	unsigned long long v;
 
-	if (!cJSON_IsString(it) || !it->valuestring)
+	if (!jv_is_string(it) || !it->str)
 		return -EINVAL;
-	s = it->valuestring;
+	s = it->str;
 	if (s[0] < '0' || s[0] > '9')
 		return -EINVAL;
 	errno = 0;
@@ -258,16 +258,16 @@ static int get_u64(const cJSON *obj, const char *key, __u64 *out)
 }
 
 /* A field the record keeps by name: any value whose show() it is. */
-static int get_name(const cJSON *obj, const struct policy_field *f, __u32 *out)
+static int get_name(const struct jv *obj, const struct policy_field *f, __u32 *out)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, f->json);
+	const struct jv *it = jv_get(obj, f->json);
 
-	if (!cJSON_IsString(it) || !it->valuestring)
+	if (!jv_is_string(it) || !it->str)
 		return -EINVAL;
-	return f->unshow(it->valuestring, out);
+	return f->unshow(it->str, out);
 }
 
-static int get_policy(const cJSON *pol, struct nsguard_policy *out)
+static int get_policy(const struct jv *pol, struct nsguard_policy *out)
 {
 	int err = 0;
 
@@ -275,7 +275,7 @@ static int get_policy(const cJSON *pol, struct nsguard_policy *out)
 		const struct policy_field *f = &policy_fields[i];
 		__u32 v = 0;
 
-		if (f->optional && !cJSON_GetObjectItemCaseSensitive(pol, f->json))
+		if (f->optional && !jv_get(pol, f->json))
 			v = f->if_absent;
 		else
 			err = f->record_name ? get_name(pol, f, &v) : get_u32(pol, f->json, &v);
@@ -286,13 +286,13 @@ static int get_policy(const cJSON *pol, struct nsguard_policy *out)
 	return get_u64(pol, "cgroup_id", &out->cgroup_id);
 }
 
-static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
+static int record_from_json(const struct jv *doc, struct nsguard_record *rec)
 {
-	const cJSON *pol = cJSON_GetObjectItemCaseSensitive(doc, "policy"), *it;
+	const struct jv *pol = jv_get(doc, "policy"), *it;
 	__u32 version = 0;
 	int err = 0;
 
-	if (!cJSON_IsObject(doc) || !cJSON_IsObject(pol))
+	if (!jv_is_object(doc) || !jv_is_object(pol))
 		return -EINVAL;
 	if ((err = get_u32(doc, "version", &version)) < 0 || version != RECORD_VERSION ||
 	    (err = get_str(doc, "id", false, &rec->id)) < 0 ||
@@ -301,18 +301,18 @@ static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
 	    (err = get_str(doc, "link_pin", true, &rec->link_pin)) < 0 ||
 	    (err = get_policy(pol, &rec->policy)) < 0)
 		return err < 0 ? err : -EINVAL;
-	it = cJSON_GetObjectItemCaseSensitive(doc, "shared");
-	if (it && !cJSON_IsBool(it))
+	it = jv_get(doc, "shared");
+	if (it && !jv_is_bool(it))
 		return -EINVAL;
-	rec->shared = cJSON_IsTrue(it);
-	if (cJSON_GetObjectItemCaseSensitive(doc, "learn_dir") &&
+	rec->shared = jv_is_true(it);
+	if (jv_get(doc, "learn_dir") &&
 	    (err = get_str(doc, "learn_dir", false, &rec->learn_dir)) < 0)
 		return err;
 	for (int f = 0; f < IDENT_COUNT; f++)
-		if (cJSON_GetObjectItemCaseSensitive(doc, identity_name(f)) &&
+		if (jv_get(doc, identity_name(f)) &&
 		    (err = get_str(doc, identity_name(f), false, &rec->identity.v[f])) < 0)
 			return err;
-	if (cJSON_GetObjectItemCaseSensitive(doc, "pid") &&
+	if (jv_get(doc, "pid") &&
 	    ((err = get_u32(doc, "pid", &rec->pid)) < 0 || rec->pid == 0 || rec->pid > INT32_MAX ||
 	     (err = get_u64(doc, "start_time", &rec->start_time)) < 0))
 		return -EINVAL;
@@ -322,7 +322,7 @@ static int record_from_json(const cJSON *doc, struct nsguard_record *rec)
 /* Read and check the record open at fd (named path in messages). */
 static int read_record_fd(int fd, const char *path, struct nsguard_record *rec)
 {
-	cleanup_cjson cJSON *doc = NULL;
+	cleanup_jv struct jv *doc = NULL;
 	cleanup_free char *buf = NULL;
 	struct nsguard_record r = { 0 };
 	size_t len = 0;
@@ -335,7 +335,7 @@ static int read_record_fd(int fd, const char *path, struct nsguard_record *rec)
 		return nsg_fail(ENOMEM, "out of memory");
 	if (err < 0)
 		return nsg_fail(-err, "read %s: %s", path, strerror(-err));
-	doc = cJSON_ParseWithLength(buf, len);
+	doc = jv_parse(buf, len);
 	if (!doc)
 		return nsg_fail(EINVAL, "malformed record %s: invalid JSON", path);
 	err = record_from_json(doc, &r);

@@ -3,7 +3,7 @@
  * Edit config.json as text (spec.h).  json_strict_check refuses whatever
  * runc, crun and nsguard could read differently; a small scanner then finds
  * the spans to change in what is left: strict JSON, whitespace as JSON has
- * it, valid UTF-8, no key twice.  A cJSON round trip would
+ * it, valid UTF-8, no key twice.  A parse and print round trip would
  * print 64-bit numbers (memory limits, ids) as doubles, which runc rejects.
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cjson/cJSON.h>
+#include "jv.h"
 
 #include "json.h"
 #include "jsonstrict.h"
@@ -344,9 +344,9 @@ static char *fmt(const char *f, ...)
 
 static char *quote(const char *v)
 {
-	cleanup_cjson cJSON *str = cJSON_CreateString(v);
+	cleanup_jv struct jv *str = jv_new_string(v);
 
-	return str ? cJSON_PrintUnformatted(str) : NULL;
+	return str ? jv_format(str) : NULL;
 }
 
 /* Members to put first in the object at open: a plan insert or a replacement of null. */

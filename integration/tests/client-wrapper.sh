@@ -144,7 +144,7 @@ case_overlong() {
 	refused "$id" "$f.saved" "invalid UTF-8"
 }
 
-# A form feed between two members of a hook: cJSON and crun's yajl skip it
+# A form feed between two members of a hook: crun's yajl skips it
 # as whitespace, JSON does not.  The wrapper once stopped reading the hook
 # there, took it for its own and left crun to run nsguard with the bundle's
 # environment (LD_PRELOAD).

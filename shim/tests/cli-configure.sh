@@ -85,7 +85,7 @@ mkdir -p "$t/nowhere"
 run "$NSG" configure --bindir "$t/nowhere" --file "$J" docker
 check refuses-missing-links '[ "$rc" = 1 ] && [[ $err == *"nsguard-runtime"* ]] && [ ! -e "$J" ]'
 
-# Numbers cJSON would not write back exactly (dockerd's int64 limits): refused.
+# Numbers jv would not write back exactly (dockerd's int64 limits): refused.
 printf '{"default-ulimits": {"nofile": {"Name": "nofile", "Hard": 9223372036854775807, "Soft": 1024}}}\n' >"$J"
 cp "$J" "$t/before"
 dk configure

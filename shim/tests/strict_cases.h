@@ -30,7 +30,7 @@ static const struct strict_case strict_cases[] = {
 	{ "truncated-at-end", "{\"a\":\"\xe2", 0, "invalid UTF-8 (a truncated sequence)" },
 	{ "continuation", "{\"a\":\"\x80\"}", 0, "a continuation byte without a lead byte" },
 	{ "utf8-outside-string", "{\"a\":1\xc2\xa0}", 0, "byte 0xc2 outside a string" },
-	/* whitespace: JSON's four only (cJSON skips every byte <= 0x20, yajl \v \f) */
+	/* whitespace: JSON's four only (yajl skips \v \f too) */
 	{ "formfeed", "{\f\"hooks\":{}}", 0, "byte 1: control byte 0x0c outside a string" },
 	{ "vtab", "{\"hooks\":\v{}}", 0, "control byte 0x0b outside a string" },
 	{ "nbsp", "{\"hooks\":\xc2\xa0{}}", 0, "byte 0xc2 outside a string" },
@@ -48,7 +48,7 @@ static const struct strict_case strict_cases[] = {
 	{ "lone-low", "{\"a\":\"\\udc00\"}", 0, "a \\u escape of a lone UTF-16 surrogate" },
 	{ "high-then-other", "{\"a\":\"\\ud800\\u0041\"}", 0, "lone UTF-16 surrogate" },
 	{ "unterminated", "{\"a\":\"x", 0, "byte 5: a string that never ends" },
-	/* grammar: what cJSON or yajl would take and Go would not */
+	/* grammar: what yajl would take and Go would not */
 	{ "trailing-comma", "{\"a\":[1,],\"b\":2}", 0, "']' where a value belongs" },
 	{ "trailing-comma-object", "{\"a\":1,}", 0, "'}' where a key belongs" },
 	{ "leading-zero", "{\"a\":01}", 0, "'1' where ',' or '}' belongs" },

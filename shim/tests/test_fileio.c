@@ -188,14 +188,14 @@ static void t_mkdir_p_cleanup(void)
 
 static void u64_case(__u64 v, const char *want)
 {
-	cleanup_cjson cJSON *o = cJSON_CreateObject();
-	const cJSON *it;
+	cleanup_jv struct jv *o = jv_new_object();
+	const struct jv *it;
 
 	ASSERT_TRUE(o != NULL);
 	ASSERT_TRUE(json_add_u64(o, "n", v) != NULL);
-	it = cJSON_GetObjectItemCaseSensitive(o, "n");
-	ASSERT_TRUE(cJSON_IsString(it));
-	ASSERT_STREQ(want, it->valuestring);
+	it = jv_get(o, "n");
+	ASSERT_TRUE(jv_is_string(it));
+	ASSERT_STREQ(want, it->str);
 }
 
 static void t_json_u64(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nsguard runtime's edit of config.json (spec.c): text in, text out. */
 #include <stdlib.h>
-#include <cjson/cJSON.h>
+#include "jv.h"
 
 #include "json.h"
 #include "spec.h"
@@ -128,18 +128,16 @@ static void t_tenant_hook_rewrite(void)
 		"{\"hooks\":{\"createRuntime\":[{\"path\":\"/bin/true\",\"args\":[\"nsguard\","
 		"\"hook\",\"createRuntime\"]}],\"poststop\":[" HOOK("poststop") "]}}";
 	cleanup_free char *out = NULL;
-	cleanup_cjson cJSON *doc = NULL;
-	const cJSON *cr;
+	cleanup_jv struct jv *doc = NULL;
+	const struct jv *cr;
 	unsigned what;
 
 	ASSERT_OK(apply(in, false, &out, &what));
 	ASSERT_EQ(SPEC_ADDED_CREATE_RUNTIME, what);
-	doc = cJSON_Parse(out);
-	cr = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "hooks"),
-					      "createRuntime");
-	ASSERT_EQ(2, cJSON_GetArraySize(cr));
-	ASSERT_STREQ(SELF, cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cr, 0), "path")
-				   ->valuestring);
+	doc = jv_parse(out, strlen(out));
+	cr = jv_get(jv_get(doc, "hooks"), "createRuntime");
+	ASSERT_EQ(2, jv_count(cr));
+	ASSERT_STREQ(SELF, jv_get(cr->child, "path")->str);
 }
 
 /* Each document runc, crun and nsguard could read differently (strict_cases.h). */

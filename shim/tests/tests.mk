@@ -7,14 +7,14 @@
 SHIM_CORE_SRCS := shim/log.c shim/fileio.c shim/json.c shim/oci.c shim/config.c shim/policy.c \
 	shim/cgroup.c shim/scope.c shim/record.c shim/userns.c shim/container.c shim/learn.c \
 	shim/identity.c shim/metrics.c shim/spec.c shim/mounts.c shim/jsonstrict.c \
-	shim/outcomes.c
-SHIM_CORE_LIBS := -lcjson
+	shim/outcomes.c shim/jv.c
+SHIM_CORE_LIBS := -lm
 
 UNIT_SRCS := shim/tests/unit.c shim/tests/test_log.c shim/tests/test_oci.c \
 	shim/tests/test_config.c shim/tests/test_policy.c shim/tests/test_cgroup.c \
 	shim/tests/test_record.c shim/tests/test_scope.c shim/tests/test_fileio.c \
 	shim/tests/test_container.c shim/tests/test_identity.c \
-	shim/tests/test_spec.c shim/tests/test_mounts.c shim/tests/test_outcomes.c
+	shim/tests/test_spec.c shim/tests/test_mounts.c shim/tests/test_outcomes.c shim/tests/test_jv.c
 UNIT_DEPS := $(SHIM_CORE_SRCS) $(UNIT_SRCS) $(wildcard shim/*.h shim/tests/*.h) bpf/nsguard.h \
 	shim/tests/tests.mk
 UNIT_DEFS := -DNSG_TEST_FIXTURES='"$(CURDIR)/shim/tests/fixtures"'

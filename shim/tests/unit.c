@@ -120,6 +120,7 @@ static const struct {
 	{ "identity", suite_identity },
 	{ "spec", suite_spec },
 	{ "outcomes", suite_outcomes },
+	{ "jv", suite_jv },
 };
 
 int main(int argc, char **argv)
