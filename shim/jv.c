@@ -12,6 +12,10 @@
 /* As json_strict_check's limit: deeper documents never reach the parser. */
 #define JV_DEPTH_MAX 512
 
+/* 0x22 is '"', 0x5c '\\'. */
+const unsigned char jv_plain[256] = { [0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1,
+				      [0x5d ... 0x7e] = 1 };
+
 /* A parsed document's memory: chunks, the first holding the root. */
 struct jv_arena {
 	struct jv_arena *next;
@@ -135,21 +139,33 @@ static size_t put_utf8(char *o, uint32_t r)
 static int parse_string(struct parser *p, const char **out)
 {
 	size_t start = ++p->i, end = start;
+	bool escaped = false;
 	char *o, *d;
 
 	for (;; end++) {
+		while (end < p->n && jv_plain[(unsigned char)p->s[end]])
+			end++;
 		if (end >= p->n)
 			return -EINVAL;
 		if (p->s[end] == '"')
 			break;
 		if ((unsigned char)p->s[end] < 0x20)
 			return -EINVAL;
-		if (p->s[end] == '\\')
+		if (p->s[end] == '\\') {
+			escaped = true;
 			end++;
+		}
 	}
 	o = d = palloc(p, end - start + 1, 1);
 	if (!o)
 		return -ENOMEM;
+	if (!escaped) { /* most strings: a copy */
+		memcpy(o, p->s + start, end - start);
+		o[end - start] = '\0';
+		p->i = end + 1;
+		*out = o;
+		return 0;
+	}
 	for (size_t i = start; i < end;) {
 		char c = p->s[i++];
 		uint32_t r, lo;
@@ -206,7 +222,7 @@ static int parse_string(struct parser *p, const char **out)
 static int parse_number(struct parser *p, double *out)
 {
 	size_t start = p->i, i = p->i, len;
-	char small[64], *buf = small, *endp;
+	char small[64], *buf = small;
 
 #define DIGITS(at) ((at) < p->n && p->s[at] >= '0' && p->s[at] <= '9')
 	if (i < p->n && p->s[i] == '-')
@@ -244,14 +260,78 @@ static int parse_number(struct parser *p, double *out)
 	}
 	memcpy(buf, p->s + start, len);
 	buf[len] = '\0';
-	*out = strtod(buf, &endp);
+	*out = strtod(buf, NULL);
 	if (buf != small)
 		free(buf);
+	/* Beyond a double: nothing could print it back. */
+	if (isinf(*out))
+		return -ERANGE;
 	p->i = i;
 	return 0;
 }
 
-static int parse_value(struct parser *p, struct jv **out);
+static int parse_value(struct parser *p, struct jv **out, const struct jv_only *only);
+
+/*
+ * Past the value at p->i without building it: strings, and brackets
+ * counted.  Only for a document json_strict_check accepted (jv.h), so its
+ * grammar is not checked again; never past p->n.
+ */
+static int skip_value(struct parser *p)
+{
+	size_t depth = 0;
+
+	for (;;) {
+		if (p->i >= p->n)
+			return -EINVAL;
+		switch (p->s[p->i]) {
+		case '"':
+			for (p->i++; p->i < p->n && p->s[p->i] != '"';) {
+				p->i += p->s[p->i] == '\\' ? 2 : 1;
+				while (p->i < p->n && jv_plain[(unsigned char)p->s[p->i]])
+					p->i++;
+			}
+			if (p->i >= p->n)
+				return -EINVAL;
+			p->i++;
+			break;
+		case '{':
+		case '[':
+			depth++;
+			p->i++;
+			continue;
+		case '}':
+		case ']':
+			if (depth == 0)
+				return 0; /* the end of the container around a scalar */
+			depth--;
+			p->i++;
+			break;
+		case ',':
+		case ' ':
+		case '\t':
+		case '\n':
+		case '\r':
+			if (depth == 0)
+				return 0;
+			p->i++;
+			continue;
+		default:
+			p->i++;
+			continue;
+		}
+		if (depth == 0)
+			return 0;
+	}
+}
+
+static const struct jv_only *only_find(const struct jv_only *only, const char *key)
+{
+	for (; only->key; only++)
+		if (strcmp(only->key, key) == 0)
+			return only;
+	return NULL;
+}
 
 static void link_child(struct jv *parent, struct jv *v)
 {
@@ -262,8 +342,8 @@ static void link_child(struct jv *parent, struct jv *v)
 	parent->last = v;
 }
 
-/* An object or array at p->i, into v. */
-static int parse_members(struct parser *p, struct jv *v)
+/* An object or array at p->i, into v; in an object, only's members (NULL: all). */
+static int parse_members(struct parser *p, struct jv *v, const struct jv_only *only)
 {
 	bool object = v->type == JV_OBJECT;
 	char close = object ? '}' : ']';
@@ -279,8 +359,9 @@ static int parse_members(struct parser *p, struct jv *v)
 		return 0;
 	}
 	for (;;) {
+		const struct jv_only *keep = NULL;
 		const char *key = NULL;
-		struct jv *m;
+		struct jv *m = NULL;
 
 		if (object) {
 			if (p->i >= p->n || p->s[p->i] != '"')
@@ -293,12 +374,18 @@ static int parse_members(struct parser *p, struct jv *v)
 				return -EINVAL;
 			p->i++;
 			skip_ws(p);
+			keep = only ? only_find(only, key) : NULL;
 		}
-		err = parse_value(p, &m);
+		if (object && only && !keep)
+			err = skip_value(p);
+		else
+			err = parse_value(p, &m, keep ? keep->below : only);
 		if (err)
 			return err;
-		m->key = key;
-		link_child(v, m);
+		if (m) {
+			m->key = key;
+			link_child(v, m);
+		}
 		skip_ws(p);
 		if (p->i >= p->n)
 			return -EINVAL;
@@ -325,7 +412,7 @@ static int literal(struct parser *p, const char *word)
 }
 
 /* The value at p->i (no whitespace before it). */
-static int parse_value(struct parser *p, struct jv **out)
+static int parse_value(struct parser *p, struct jv **out, const struct jv_only *only)
 {
 	struct jv *v;
 	int err;
@@ -335,11 +422,11 @@ static int parse_value(struct parser *p, struct jv **out)
 	switch (p->s[p->i]) {
 	case '{':
 		v = pnode(p, JV_OBJECT);
-		err = v ? parse_members(p, v) : -ENOMEM;
+		err = v ? parse_members(p, v, only) : -ENOMEM;
 		break;
 	case '[':
 		v = pnode(p, JV_ARRAY);
-		err = v ? parse_members(p, v) : -ENOMEM;
+		err = v ? parse_members(p, v, only) : -ENOMEM;
 		break;
 	case '"':
 		v = pnode(p, JV_STRING);
@@ -378,6 +465,11 @@ static void free_arena(struct jv_arena *a)
 
 struct jv *jv_parse(const char *buf, size_t len)
 {
+	return jv_parse_only(buf, len, NULL);
+}
+
+struct jv *jv_parse_only(const char *buf, size_t len, const struct jv_only *only)
+{
 	/* Most documents fit the first chunk: a 48-byte node per ~25 bytes of text. */
 	struct parser p = { .s = buf, .n = len, .first = chunk_new(3 * len + 256) };
 	struct jv *top, *root;
@@ -389,7 +481,7 @@ struct jv *jv_parse(const char *buf, size_t len)
 	}
 	p.cur = p.first;
 	skip_ws(&p);
-	err = parse_value(&p, &top);
+	err = parse_value(&p, &top, only);
 	skip_ws(&p);
 	if (!err && p.i != p.n)
 		err = -EINVAL;
@@ -615,6 +707,12 @@ bool jv_equal(const struct jv *a, const struct jv *b)
 	case JV_OBJECT:
 		if (jv_count(a) != jv_count(b))
 			return false;
+		/* In the same order (a key given twice compares too), else key by key. */
+		for (x = a->child, y = b->child; x && y; x = x->next, y = y->next)
+			if (strcmp(x->key, y->key) != 0 || !jv_equal(x, y))
+				break;
+		if (!x)
+			return true;
 		jv_for_each(x, a)
 			if (!jv_equal(x, jv_get(b, x->key)))
 				return false;

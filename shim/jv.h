@@ -7,7 +7,8 @@
  * instructions); a built one is a node per allocation.  The two mix:
  * jv_free of the root frees both.  Documents from a tenant are checked by
  * json_strict_check first; jv_parse itself takes RFC 8259 JSON only and
- * refuses "\u0000" and lone surrogates, never reading past len.
+ * refuses "\u0000", lone surrogates and numbers beyond a double, never
+ * reading past len.
  */
 #ifndef NSGUARD_JV_H
 #define NSGUARD_JV_H
@@ -34,8 +35,32 @@ struct jv {
 	unsigned char own;  /* JV_OWN_* */
 };
 
-/* The document in buf[0, len), or NULL with errno EINVAL or ENOMEM. */
+/*
+ * 1 for the bytes a JSON string holds as they are, with no meaning to a
+ * reader: printable ASCII but '"' and '\\'.  The scanners' common run.
+ */
+extern const unsigned char jv_plain[256];
+
+/* The document in buf[0, len), or NULL with errno EINVAL, ERANGE (a number beyond a double) or ENOMEM. */
 struct jv *jv_parse(const char *buf, size_t len);
+
+/*
+ * Which members of an object jv_parse_only builds: {key, what to keep of
+ * its value (NULL: all of it)}, ..., {NULL}.  Within arrays the same
+ * list applies to each element.
+ */
+struct jv_only {
+	const char *key;
+	const struct jv_only *below;
+};
+
+/*
+ * As jv_parse, building only the members only names (NULL: all): the
+ * others are passed over by their strings and brackets, so nothing is
+ * allocated for the parts of a config.json nsguard never reads.  For a
+ * document json_strict_check accepted: what is passed over is not checked.
+ */
+struct jv *jv_parse_only(const char *buf, size_t len, const struct jv_only *only);
 /* v and everything in it; v must be a root (added nowhere); NULL is fine. */
 void jv_free(struct jv *v);
 
@@ -89,7 +114,7 @@ struct jv *jv_add_array(struct jv *obj, const char *key);
 /* Unlink and free the first member named key, if any. */
 void jv_remove(struct jv *obj, const char *key);
 
-/* Same type and value, members in any order (numbers exactly). */
+/* Same type and value, members in any order (numbers exactly; a key given twice: in the same order). */
 bool jv_equal(const struct jv *a, const struct jv *b);
 
 /*

@@ -57,7 +57,7 @@ const char *const oci_state_keys[] = { "ociVersion", "id", "pid", "status", "bun
  * or folded onto one of names) reaches jv_parse.
  */
 static int parse_doc(const char *in, size_t len, const char *what, const char *const *names,
-		     struct jv **out)
+		     const struct jv_only *only, struct jv **out)
 {
 	cleanup_jv struct jv *doc = NULL;
 	int err;
@@ -67,10 +67,12 @@ static int parse_doc(const char *in, size_t len, const char *what, const char *c
 	err = json_strict_check(in, len, what, names);
 	if (err < 0)
 		return err;
-	doc = jv_parse(in, len);
+	doc = jv_parse_only(in, len, only);
 	if (!doc)
-		return nsg_fail(errno, "%s: %s", what,
-				errno == ENOMEM ? "out of memory" : "invalid JSON");
+		return nsg_fail(errno == ENOMEM ? ENOMEM : EINVAL, "%s: %s", what,
+				errno == ENOMEM	  ? "out of memory" :
+				errno == ERANGE ? "a number is out of range (beyond a double)" :
+						  "invalid JSON");
 	if (!jv_is_object(doc))
 		return nsg_fail(EINVAL, "%s: top level is not a JSON object", what);
 	*out = steal_pointer(&doc);
@@ -256,7 +258,7 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	err = parse_doc(buf, len, what, oci_state_keys, &doc);
+	err = parse_doc(buf, len, what, oci_state_keys, NULL, &doc);
 	if (err < 0)
 		return err;
 	err = state_from_doc(doc, what, &st);
@@ -427,13 +429,24 @@ static int add_capabilities(struct oci_state *st, const struct jv *proc, const c
 	return 0;
 }
 
+/* merge_config's part of a config.json (oci.h). */
+static const struct jv_only config_linux[] = { { "cgroupsPath", NULL }, { NULL, NULL } };
+static const struct jv_only config_process[] = { { "capabilities", NULL }, { NULL, NULL } };
+const struct jv_only oci_config_read[] = {
+	{ "annotations", NULL },
+	{ "linux", config_linux },
+	{ "process", config_process },
+	{ "mounts", NULL },
+	{ NULL, NULL },
+};
+
 static int merge_config(struct oci_state *st, const char *buf, size_t len, const char *what)
 {
 	cleanup_jv struct jv *doc = NULL;
 	const struct jv *lx;
 	int err = 0;
 
-	err = parse_doc(buf, len, what, oci_config_keys, &doc);
+	err = parse_doc(buf, len, what, oci_config_keys, oci_config_read, &doc);
 	if (err < 0)
 		return err;
 	err = add_annotations(st, jv_get(doc, "annotations"), true, what);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "identity.h"
+#include "jv.h"
 
 #define OCI_STATE_MAX (1024 * 1024) /* stdin larger than this is refused */
 /*
@@ -99,6 +100,12 @@ int oci_state_read_fd(int fd, struct oci_state *out);
 int oci_state_merge_bundle_annotations(struct oci_state *st);
 /* Same, from a config.json document already in memory (for tests and fuzzing). */
 int oci_state_merge_config(struct oci_state *st, const char *buf, size_t len);
+/*
+ * What oci_state_merge_config builds of a config.json (jv_parse_only); the
+ * rest (a seccomp profile, the environment: most of a Kubernetes one) is
+ * checked by json_strict_check, never built.
+ */
+extern const struct jv_only oci_config_read[];
 const char *oci_annotation_get(const struct oci_state *st, const char *key);
 bool oci_id_valid(const char *id);
 void oci_state_free(struct oci_state *st);

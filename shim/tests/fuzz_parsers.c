@@ -9,12 +9,17 @@
  * the sanitizers, the invariants of a resolved policy are checked, and every
  * config.json the wrapper accepts is read back as runc would read it (a
  * model of Go's encoding/json below): nsguard's hooks must be there.
+ * jv: what it parses prints and parses back equal; what json_strict_check
+ * accepts, it parses; and jv_parse_only builds exactly the named part.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "jsonstrict.h"
+#include "jv.h"
 #include "log.h"
 #include "oci.h"
 #include "policy.h"
@@ -727,6 +732,61 @@ static void spec_part(const char *buf, size_t len)
 	}
 }
 
+/* Whether part is full with only the members only names (jv.h). */
+static bool same_part(const struct jv *full, const struct jv *part, const struct jv_only *only)
+{
+	const struct jv *x, *y;
+	size_t kept = 0;
+
+	if (!only || !full || !part || full->type != part->type)
+		return jv_equal(full, part);
+	if (jv_is_array(full)) {
+		for (x = full->child, y = part->child; x && y; x = x->next, y = y->next)
+			if (!same_part(x, y, only))
+				return false;
+		return !x && !y;
+	}
+	if (!jv_is_object(full))
+		return jv_equal(full, part);
+	jv_for_each(x, full) {
+		const struct jv_only *o = only;
+
+		while (o->key && strcmp(o->key, x->key) != 0)
+			o++;
+		if (!o->key)
+			continue;
+		kept++;
+		if (!same_part(x, jv_get(part, x->key), o->below))
+			return false;
+	}
+	return kept == jv_count(part);
+}
+
+static void jv_part(const char *buf, size_t len)
+{
+	cleanup_jv struct jv *again = NULL, *part = NULL, *v = NULL;
+	cleanup_free char *text = NULL;
+	int range;
+
+	errno = 0;
+	v = jv_parse(buf, len);
+	range = !v && errno == ERANGE; /* strict JSON, a number beyond a double */
+	nsg_clear_error();
+	if (json_strict_check(buf, len, "fuzz", NULL) == 0 && !range) {
+		if (!v)
+			abort();
+		part = jv_parse_only(buf, len, oci_config_read);
+		if (!part || !same_part(v, part, oci_config_read))
+			abort();
+	}
+	if (!v)
+		return;
+	text = jv_format(v);
+	again = text ? jv_parse(text, strlen(text)) : NULL;
+	if (!again || !jv_equal(v, again))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
@@ -744,6 +804,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	state_part(NULL, buf, size);
 	spec_part(buf, size);
+	jv_part(buf, size);
 
 	sep = memmem(buf, size, "\n--\n", 4);
 	if (sep) {

@@ -63,6 +63,11 @@ static void t_refused(void)
 		}
 		ASSERT_EQ(EINVAL, errno);
 	}
+	/* Numbers beyond a double: nothing could print them back. */
+	ASSERT_TRUE(parse("1e400") == NULL);
+	ASSERT_EQ(ERANGE, errno);
+	ASSERT_TRUE(parse("[-1e309]") == NULL);
+	ASSERT_EQ(ERANGE, errno);
 }
 
 /* Nothing past len is read: a number or literal at the very end, cut short. */
@@ -175,6 +180,25 @@ static void t_mixed(void)
 	ASSERT_STREQ("{\"after\":\"remove\"}", out);
 }
 
+/* Only the named members are built; strings with brackets and quotes are passed over whole. */
+static void t_only(void)
+{
+	static const struct jv_only inner[] = { { "keep", NULL }, { NULL, NULL } };
+	static const struct jv_only only[] = { { "a", NULL }, { "o", inner }, { NULL, NULL } };
+	static const char doc[] = "{\"skip\":{\"x\":[\"]}\\\"{\",[1,{}]],\"a\":0},\"a\":[1,{\"b\":2}],"
+				  "\"n\":-1.5e3,\"o\":[{\"keep\":{\"deep\":true},\"drop\":\"}\"},"
+				  "{\"drop\":null}],\"t\":true}";
+	cleanup_jv struct jv *v = jv_parse_only(doc, strlen(doc), only);
+	cleanup_free char *out = NULL;
+
+	ASSERT_TRUE(v != NULL);
+	out = jv_format(v);
+	ASSERT_STREQ("{\"a\":[1,{\"b\":2}],\"o\":[{\"keep\":{\"deep\":true}},{}]}", out);
+	/* A document that ends inside a passed-over value is still refused. */
+	ASSERT_TRUE(jv_parse_only(doc, 30, only) == NULL);
+	ASSERT_TRUE(jv_parse_only("{\"skip\":\"open", 14, only) == NULL);
+}
+
 void suite_jv(void)
 {
 	TEST_CASE("jv", "round-trips", t_round_trips);
@@ -185,4 +209,5 @@ void suite_jv(void)
 	TEST_CASE("jv", "pretty-layout", t_pretty);
 	TEST_CASE("jv", "lookup", t_lookup);
 	TEST_CASE("jv", "built-and-parsed-mix", t_mixed);
+	TEST_CASE("jv", "parse-only", t_only);
 }

@@ -123,7 +123,7 @@ static const struct bad_row bad[] = {
 	{ "pid-negative", S("\"id\":\"x\",\"pid\":-1"), 0, "\"pid\" is negative" },
 	{ "pid-too-big", S("\"id\":\"x\",\"pid\":2147483648"), 0, "\"pid\" is out of range" },
 	{ "pid-huge", S("\"id\":\"x\",\"pid\":99999999999999999999999"), 0, "out of range" },
-	{ "pid-1e400", S("\"id\":\"x\",\"pid\":1e400"), 0, "\"pid\" is out of range" },
+	{ "pid-1e400", S("\"id\":\"x\",\"pid\":1e400"), 0, "a number is out of range" },
 	{ "pid-negative-fraction", S("\"id\":\"x\",\"pid\":-0.5"), 0, "\"pid\" is negative" },
 	{ "pid-tiny-fraction", S("\"id\":\"x\",\"pid\":1.0000001"), 0, "\"pid\" is not an integer" },
 	{ "pid-fraction", S("\"id\":\"x\",\"pid\":1.5"), 0, "\"pid\" is not an integer" },
