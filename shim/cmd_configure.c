@@ -29,7 +29,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "jv.h"
 
 #include "cmd.h"
 #include "configure.h"
@@ -42,126 +41,6 @@
 
 static const char *const docker_keys[] = { "runtimes", "path", "runtimeArgs", NULL };
 static const char *const all_tiers[] = { "nsguard", "nsguard-audit", "nsguard-allow" };
-
-/* path's bytes (NUL-terminated), or *existed false when there is none. */
-int conf_read_file(const char *path, char **text, size_t *len, bool *existed)
-{
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	int err;
-
-	*existed = fd >= 0;
-	if (fd < 0 && errno == ENOENT) {
-		*text = strdup("");
-		*len = 0;
-		return *text ? 0 : nsg_fail(ENOMEM, "out of memory");
-	}
-	if (fd < 0)
-		return nsg_fail(errno, "%s: %s", path, strerror(errno));
-	err = read_capped(fd, CONF_MAX, text, len);
-	if (err)
-		return nsg_fail(-err, "%s: %s", path, err == -EFBIG ? "over 1 MiB" : strerror(-err));
-	return 0;
-}
-
-/*
- * configure makes root run what it names (dockerd and containerd run the
- * wrapper, configure runs nsguard-cri-dropin): path, links resolved, and
- * every directory above it must be root's and written by no one else (a
- * world-writable directory only with the sticky bit, as /tmp).
- */
-int conf_trusted(const char *path)
-{
-	cleanup_free char *real = realpath(path, NULL);
-	struct stat st;
-	char *p;
-
-	if (!real)
-		return nsg_fail(errno, "%s: %s", path, strerror(errno));
-	for (p = real;; p++) {
-		char c = *p;
-		bool sticky_ok;
-
-		if (c != '/' && c != '\0')
-			continue;
-		*p = '\0';
-		if (lstat(real[0] ? real : "/", &st) < 0)
-			return nsg_fail(errno, "%s: %s", real[0] ? real : "/", strerror(errno));
-		sticky_ok = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX);
-		if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_ok))
-			return nsg_fail(EPERM,
-					"%s: %s is not root's alone (owner %u, mode %04o): root "
-					"would run what others can change; install it with make "
-					"install",
-					path, real[0] ? real : "/", (unsigned)st.st_uid,
-					(unsigned)(st.st_mode & 07777));
-		*p = c;
-		if (!c)
-			return 0;
-	}
-}
-
-/* dir and base name of path, for write_file_atomic. */
-static int split(const char *path, char **dir, char **base)
-{
-	cleanup_free char *a = strdup(path), *b = strdup(path);
-
-	if (!a || !b)
-		return nsg_fail(ENOMEM, "out of memory");
-	*dir = strdup(dirname(a));
-	*base = strdup(basename(b));
-	return *dir && *base ? 0 : nsg_fail(ENOMEM, "out of memory");
-}
-
-/* Replace path with exactly text, atomically (a temporary file beside it, renamed). */
-int conf_write_text(const char *path, const char *text, mode_t mode)
-{
-	cleanup_free char *dir = NULL, *base = NULL;
-	int err = split(path, &dir, &base);
-
-	return err ?: write_file_exact(dir, base, text, 0755, mode);
-}
-
-/* The side file that keeps the original: DIR/.BASE.nsguard-SUFFIX. */
-static char *side_path(const char *path, const char *suffix)
-{
-	cleanup_free char *dir = NULL, *base = NULL;
-	char *p = NULL;
-
-	if (split(path, &dir, &base) < 0 ||
-	    asprintf(&p, "%s/.%s.nsguard-%s", dir, base, suffix) < 0)
-		return NULL;
-	return p;
-}
-
-/* --dry-run: what would change, as diff -u shows it. */
-int conf_show_diff(const char *path, const char *old, const char *new)
-{
-	char a[] = "/tmp/nsguard-configure.XXXXXX", b[] = "/tmp/nsguard-configure.XXXXXX";
-	cleanup_close int fa = mkstemp(a), fb = mkstemp(b);
-	pid_t pid;
-	int status = 0;
-
-	if (fa < 0 || fb < 0 || write_all(fa, old, strlen(old)) < 0 ||
-	    write_all(fb, new, strlen(new)) < 0)
-		return nsg_fail(errno ?: EIO, "--dry-run: temporary files: %s", strerror(errno ?: EIO));
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		char la[512], lb[512];
-
-		snprintf(la, sizeof(la), "--label=%s", path);
-		snprintf(lb, sizeof(lb), "--label=%s (nsguard)", path);
-		execlp("diff", "diff", "-u", la, lb, a, b, (char *)NULL);
-		_exit(127);
-	}
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	unlink(a);
-	unlink(b);
-	return pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) > 1 ?
-		       nsg_fail(EIO, "--dry-run: diff failed") :
-		       0;
-}
 
 /*
  * Numbers jv carries over exactly: integers of at most 15 digits.  It
@@ -281,8 +160,8 @@ static int docker_edit(const struct conf *c, const char *text, size_t len, bool 
 
 static int docker_configure(const struct conf *c)
 {
-	cleanup_free char *text = NULL, *out = NULL, *orig = side_path(c->file, "orig"),
-			  *absent = side_path(c->file, "absent");
+	cleanup_free char *text = NULL, *out = NULL, *orig = conf_side_path(c->file, "orig"),
+			  *absent = conf_side_path(c->file, "absent");
 	struct stat st = { .st_mode = 0644 };
 	size_t len, changed = 0;
 	bool existed;
@@ -331,7 +210,7 @@ static int docker_configure(const struct conf *c)
 static int docker_unconfigure(const struct conf *c)
 {
 	cleanup_free char *text = NULL, *out = NULL, *orig_text = NULL, *ours = NULL,
-			  *orig = side_path(c->file, "orig"), *absent = side_path(c->file, "absent");
+			  *orig = conf_side_path(c->file, "orig"), *absent = conf_side_path(c->file, "absent");
 	struct stat st = { .st_mode = 0644 };
 	bool existed, had_orig, was_absent;
 	size_t len, olen = 0, changed = 0;
@@ -398,79 +277,6 @@ static int docker_unconfigure(const struct conf *c)
 	return 0;
 }
 
-/* One hooks.d file (oci-hooks(5) 1.0.0) running this binary at stage. */
-char *conf_hook_json(const struct conf *c, const char *stage)
-{
-	cleanup_jv struct jv *o = jv_new_object();
-	cleanup_free char *path = NULL, *text = NULL;
-	const char *args[] = { "nsguard", "hook", stage };
-	struct jv *hook, *when;
-	char *t = NULL;
-
-	if (!o || asprintf(&path, "%s/nsguard", c->bindir) < 0)
-		return NULL;
-	hook = jv_add_object(o, "hook");
-	when = jv_add_object(o, "when");
-	if (!jv_add_string(o, "version", "1.0.0") || !hook || !when ||
-	    !jv_add_string(hook, "path", path) ||
-	    !jv_add(hook, "args", jv_new_string_array(args, 3)) ||
-	    !jv_add_number(hook, "timeout", SPEC_HOOK_TIMEOUT) ||
-	    !jv_add_bool(when, "always", true) ||
-	    !jv_add(o, "stages", jv_new_string_array(&stage, 1)))
-		return NULL;
-	text = jv_format_pretty(o);
-	if (!text || asprintf(&t, "%s\n", text) < 0)
-		return NULL;
-	return t;
-}
-
-int conf_hooks_files(const struct conf *c, const char *dir, bool add, size_t *changed)
-{
-	static const char *const stages[] = { "createRuntime", "poststop" };
-	int err = 0;
-
-	*changed = 0;
-	if (add) {
-		cleanup_free char *self = NULL;
-
-		if (asprintf(&self, "%s/nsguard", c->bindir) < 0)
-			return nsg_fail(ENOMEM, "out of memory");
-		err = conf_trusted(self);
-		if (err)
-			return err;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(stages) && !err; i++) {
-		cleanup_free char *path = NULL, *want = conf_hook_json(c, stages[i]), *text = NULL;
-		bool existed;
-		size_t len;
-
-		if (!want || asprintf(&path, "%s/nsguard-%s.json", dir, stages[i]) < 0)
-			return nsg_fail(ENOMEM, "out of memory");
-		err = conf_read_file(path, &text, &len, &existed);
-		if (err)
-			break;
-		if (add && existed && strcmp(text, want) == 0)
-			continue;
-		if (!add && !existed)
-			continue;
-		if (!add && strcmp(text, want) != 0) {
-			err = nsg_fail(EEXIST, "%s is not what configure wrote (edited?): left alone",
-				       path);
-			break;
-		}
-		(*changed)++;
-		if (c->dry_run) {
-			err = conf_show_diff(path, add ? text : want, add ? want : "");
-			continue;
-		}
-		if (add)
-			err = conf_write_text(path, want, 0644);
-		else if (unlink(path) < 0)
-			err = nsg_fail(errno, "%s: %s", path, strerror(errno));
-	}
-	return err;
-}
-
 static int podman(const struct conf *c, bool add)
 {
 	size_t changed = 0;
@@ -484,54 +290,13 @@ static int podman(const struct conf *c, bool add)
 	return err;
 }
 
-/*
- * Run argv (argv[0] looked up in PATH) to its end: with out, its standard
- * output is taken (malloc'd); without, it is the user's.
- */
-int conf_spawn(char *const argv[], char **out)
-{
-	int fds[2] = { -1, -1 }, status = 0, err = 0;
-	size_t len = 0;
-	pid_t pid;
-
-	if (out)
-		*out = NULL;
-	if (out && pipe2(fds, O_CLOEXEC) < 0)
-		return nsg_fail(errno, "pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		if (out)
-			dup2(fds[1], STDOUT_FILENO);
-		execvp(argv[0], argv);
-		fprintf(stderr, "nsguard: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	if (pid < 0)
-		err = -errno;
-	if (out) {
-		close(fds[1]);
-		if (!err)
-			err = read_capped(fds[0], CONF_MAX, out, &len);
-		close(fds[0]);
-	}
-	if (pid > 0 && waitpid(pid, &status, 0) < 0 && !err)
-		err = -errno;
-	if (err)
-		return nsg_fail(-err, "%s: %s", argv[0], strerror(-err));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return nsg_fail(EIO, "%s failed (status %d)", argv[0],
-				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	return 0;
-}
-
 /* DIR/conf.d/nsguard.toml beside config.toml: the drop-in's name. */
 static char *dropin_path(const char *config)
 {
 	cleanup_free char *dir = NULL, *base = NULL;
 	char *p = NULL;
 
-	if (split(config, &dir, &base) < 0 || asprintf(&p, "%s/conf.d/nsguard.toml", dir) < 0)
+	if (conf_split(config, &dir, &base) < 0 || asprintf(&p, "%s/conf.d/nsguard.toml", dir) < 0)
 		return NULL;
 	return p;
 }

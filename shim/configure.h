@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * nsguard configure|unconfigure RUNTIME: what the runtimes' parts share
- * (cmd_configure.c: docker, podman, containerd; configure_crio.c: cri-o).
+ * (configure.c; the runtimes' own parts: cmd_configure.c docker, podman,
+ * containerd and the command, configure_crio.c cri-o).
  */
 #ifndef NSGUARD_CONFIGURE_H
 #define NSGUARD_CONFIGURE_H
@@ -25,6 +26,10 @@ struct conf {
 int conf_read_file(const char *path, char **text, size_t *len, bool *existed);
 /* 0 if path and every directory above it are root's alone, else -EPERM (said). */
 int conf_trusted(const char *path);
+/* path's directory and base name, malloc'd. */
+int conf_split(const char *path, char **dir, char **base);
+/* The side file that keeps a runtime file's original: DIR/.BASE.nsguard-SUFFIX. */
+char *conf_side_path(const char *path, const char *suffix);
 /* Replace path with exactly text, atomically. */
 int conf_write_text(const char *path, const char *text, mode_t mode);
 /* --dry-run: the change as diff -u shows it. */

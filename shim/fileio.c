@@ -160,3 +160,46 @@ int write_file_exact(const char *dir, const char *name, const char *text, mode_t
 {
 	return write_atomic(dir, name, text, "", dir_mode, file_mode);
 }
+
+/*
+ * path cleaned as the runtimes do (Go's filepath.Clean): no empty or "."
+ * components, ".." taken back, no trailing '/'.  Absolute stays absolute
+ * ("/" for the root); a relative one that climbs out keeps its "..".
+ */
+char *path_clean(const char *path)
+{
+	size_t n = strlen(path), len = 0;
+	char *out = malloc(n + 2);
+	const char *p = path;
+	bool abs = path[0] == '/';
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		const char *e = strchrnul(p, '/');
+		size_t k = e - p;
+
+		if (k == 0 || (k == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (k == 2 && p[0] == '.' && p[1] == '.' && len &&
+			   !(len >= 2 && strncmp(out + len - 2, "..", 2) == 0 &&
+			     (len == 2 || out[len - 3] == '/'))) {
+			while (len && out[len - 1] != '/')
+				len--;
+			if (len)
+				len--;
+		} else if (!(k == 2 && p[0] == '.' && p[1] == '.' && abs)) {
+			if (len || abs)
+				out[len++] = '/';
+			memcpy(out + len, p, k);
+			len += k;
+		}
+		p = *e ? e + 1 : e;
+	}
+	if (abs && len == 0)
+		out[len++] = '/';
+	if (!abs && len && out[0] == '/')
+		memmove(out, out + 1, len--);
+	out[len] = '\0';
+	return out;
+}

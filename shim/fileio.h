@@ -36,4 +36,10 @@ int write_file_atomic(const char *dir, const char *name, const char *text, mode_
 int write_file_exact(const char *dir, const char *name, const char *text, mode_t dir_mode,
 		     mode_t file_mode);
 
+/*
+ * path cleaned as the runtimes do (Go's filepath.Clean): no empty or "."
+ * components, ".." taken back, no trailing '/'; NULL when out of memory.
+ */
+char *path_clean(const char *path);
+
 #endif

@@ -20,7 +20,6 @@
 #include "fileio.h"
 #include "log.h"
 #include "mounts.h"
-#include "scope.h"
 #include "util.h"
 
 /* A node's mount table is a few hundred KiB at most; bounds all the same. */
@@ -231,7 +230,7 @@ static bool entry_at(const struct oci_mount *e, const char *rootfs, const char *
 
 	if (!e->destination || e->destination[0] != '/')
 		return false;
-	clean = scope_clean_path(e->destination);
+	clean = path_clean(e->destination);
 	if (!clean || strncmp(point, rootfs, n) != 0)
 		return false;
 	return strcmp(clean, "/") == 0 ? point[n] == '\0' || (n == 0 && !strcmp(point, "/"))
@@ -258,8 +257,8 @@ static bool ro_requested(const struct table *t, const struct mnt *m, const char 
 	if (last == n_cfg || !cfg[last].ro)
 		return false;
 	for (size_t j = last + 1; j < n_cfg; j++) {
-		cleanup_free char *d = cfg[j].destination ? scope_clean_path(cfg[j].destination) : NULL;
-		cleanup_free char *mine = scope_clean_path(cfg[last].destination);
+		cleanup_free char *d = cfg[j].destination ? path_clean(cfg[j].destination) : NULL;
+		cleanup_free char *mine = path_clean(cfg[last].destination);
 
 		if (!d || !mine || at_or_below(mine, d))
 			return false;

@@ -269,49 +269,6 @@ static int mnt_ns_ours(const char *proc_root, pid_t pid, bool *ours)
 	return 0;
 }
 
-/*
- * path cleaned as the runtimes do (Go's filepath.Clean): no empty or "."
- * components, ".." taken back, no trailing '/'.  Absolute stays absolute
- * ("/" for the root); a relative one that climbs out keeps its "..".
- */
-char *scope_clean_path(const char *path)
-{
-	size_t n = strlen(path), len = 0;
-	char *out = malloc(n + 2);
-	const char *p = path;
-	bool abs = path[0] == '/';
-
-	if (!out)
-		return NULL;
-	while (*p) {
-		const char *e = strchrnul(p, '/');
-		size_t k = e - p;
-
-		if (k == 0 || (k == 1 && p[0] == '.')) {
-			/* nothing */
-		} else if (k == 2 && p[0] == '.' && p[1] == '.' && len &&
-			   !(len >= 2 && strncmp(out + len - 2, "..", 2) == 0 &&
-			     (len == 2 || out[len - 3] == '/'))) {
-			while (len && out[len - 1] != '/')
-				len--;
-			if (len)
-				len--;
-		} else if (!(k == 2 && p[0] == '.' && p[1] == '.' && abs)) {
-			if (len || abs)
-				out[len++] = '/';
-			memcpy(out + len, p, k);
-			len += k;
-		}
-		p = *e ? e + 1 : e;
-	}
-	if (abs && len == 0)
-		out[len++] = '/';
-	if (!abs && len && out[0] == '/')
-		memmove(out, out + 1, len--);
-	out[len] = '\0';
-	return out;
-}
-
 /* Does path hold the components of want ("a/b", no leading '/') in a row? */
 static bool has_components(const char *path, const char *want)
 {
@@ -349,7 +306,7 @@ int scope_in_runtime_cgroup(const char *target, const char *cgroups_path)
 			return nsg_fail(ENOMEM, "out of memory");
 		in = *name && !strchr(want, '/') && has_components(target, want);
 	} else {
-		want = scope_clean_path(cgroups_path);
+		want = path_clean(cgroups_path);
 		if (!want)
 			return nsg_fail(ENOMEM, "out of memory");
 		if (want[0] == '/') {

@@ -71,10 +71,5 @@ int scope_maps_host_root(const char *uid_map, bool *mapped);
  * uid 0 and not group/other writable; -EPERM naming the first that is not.
  */
 int scope_ancestors_closed(const char *cgroup_root, const char *path);
-/*
- * path cleaned as the runtimes do (Go's filepath.Clean): no empty or "."
- * components, ".." taken back, no trailing '/'; NULL when out of memory.
- */
-char *scope_clean_path(const char *path);
 
 #endif

@@ -6,16 +6,17 @@
 NSGUARD_VERSION ?= 0.1.0
 SHIM_CMD_SRCS := shim/main.c shim/cmd_common.c shim/cmd_hook.c shim/cmd_attach.c \
 	shim/cmd_status.c shim/cmd_monitor.c shim/cmd_gc.c shim/cmd_check.c shim/guard.c \
-	shim/container_live.c shim/upgrade.c shim/cmd_upgrade.c shim/evlog.c shim/cmd_suggest.c shim/cmd_load.c shim/cmd_unload.c shim/cmd_configure.c shim/configure_crio.c shim/cmd_explain.c \
+	shim/container_live.c shim/upgrade.c shim/cmd_upgrade.c shim/evlog.c shim/cmd_suggest.c shim/cmd_load.c shim/cmd_unload.c shim/cmd_configure.c shim/configure.c shim/configure_crio.c shim/cmd_explain.c \
 	shim/cmd_runtime.c
 SHIM_OBJS = $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_CORE_SRCS) $(SHIM_CMD_SRCS))
 # Static: the hook is a short process on every container start, and each
 # shared library costs its open, mmaps and relocations, ld.so its own pass
 # (make bench, "hook process").  nsguard uses no NSS, dlopen or iconv, so
-# glibc links statically without warnings; JSON is shim/jv.c.  Position
-# independent all the same: the hook parses what a tenant wrote, as root,
-# and keeps ASLR for 5 page faults and ~30 K instructions of relocation.
-SHIM_LIBS := -static-pie -lbpf -lelf -lz -lcap -lm
+# glibc links statically without warnings; JSON is shim/jv.c, capabilities
+# a capget (shim/cmd_common.c).  Position independent all the same: the
+# hook parses what a tenant wrote, as root, and keeps ASLR for 5 page
+# faults and ~30 K instructions of relocation.
+SHIM_LIBS := -static-pie -lbpf -lelf -lz -lm
 
 .SECONDEXPANSION:
 $(BUILD)/nsguard: $$(SHIM_OBJS)
