@@ -17,8 +17,17 @@
 extern const char nsguard_version[];
 extern const char nsguard_commit[];
 
+/* A command's usage line and its --help text (main.c's table). */
+struct cmd_about {
+	const char *name;
+	const char *args; /* after the name */
+	const char *summary;
+	const char *more; /* a paragraph for CMD --help, or NULL */
+};
+
 struct cmd_ctx {
 	const char *config_path; /* --config, or NULL for the default */
+	const struct cmd_about *about; /* the command being run, for its --help */
 };
 
 int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv);
@@ -80,8 +89,10 @@ int cmd_options_args(const char *cmd, int argc, char **argv, const struct cmd_op
 		     const char **args, size_t n_args);
 /* The context the global options after a command go to (set by main). */
 extern struct cmd_ctx *cmd_current;
-/* nsguard CMD --help: usage, what it does, opts and the global options. */
-void cmd_help(const char *cmd, const struct cmd_option *opts, FILE *out);
+/* An option's line in a --help. */
+void cmd_option_help(const struct cmd_option *o, FILE *out);
+/* nsguard CMD --help: usage, what it does (about), opts and the global options. */
+void cmd_help(const struct cmd_about *about, const struct cmd_option *opts, FILE *out);
 /* An fn for a command whose one option is a flag: sets *(bool *)data. */
 int cmd_set_flag(int opt, const char *arg, void *data);
 

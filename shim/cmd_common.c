@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Helpers shared by the commands: usage errors, privileges, config, numbers. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "cmd.h"
 #include "config.h"
@@ -16,6 +20,9 @@
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
+
+/* Set by cmd_usage(): main() exits 2 instead of 1. */
+bool cmd_usage_error;
 
 /* The command whose options are being read, for "see nsguard CMD --help". */
 static const char *usage_cmd;
@@ -35,6 +42,32 @@ int cmd_usage(const char *fmt, ...)
 
 struct cmd_ctx *cmd_current;
 
+/* "  --name ARG   help", a long one with its help on the next line. */
+void cmd_option_help(const struct cmd_option *o, FILE *out)
+{
+	char opt[64];
+
+	snprintf(opt, sizeof(opt), "%s--%s%s%s",
+		 strcmp(o->name, "verbose") == 0 ? "-v, " : strcmp(o->name, "help") == 0 ? "-h, " : "",
+		 o->name, o->arg ? " " : "", o->arg ?: "");
+	fprintf(out, strlen(opt) > 16 ? "  %s\n  %-17s %s%s\n" : "  %-17s%s %s%s\n", opt, "", o->help,
+		o->repeat ? " (repeatable)" : "");
+}
+
+void cmd_help(const struct cmd_about *c, const struct cmd_option *opts, FILE *out)
+{
+	fprintf(out, "Usage: nsguard %s%s%s\n\n%c%s.\n", c->name, c->args[0] ? " " : "",
+		c->args, toupper((unsigned char)c->summary[0]), c->summary + 1);
+	if (c->more)
+		fprintf(out, "\n%s", c->more);
+	fputs("\nOptions:\n", out);
+	for (const struct cmd_option *o = opts; o && o->name; o++)
+		cmd_option_help(o, out);
+	for (const struct cmd_option *o = cmd_global_options; o->name; o++)
+		cmd_option_help(o, out);
+	fputs("\nSee nsguard(8).\n", out);
+}
+
 /* Options any command takes; given before the command they are main()'s. */
 enum { OPT_HELP = 0x1000, OPT_VERBOSE, OPT_CONFIG };
 const struct cmd_option cmd_global_options[] = {
@@ -49,7 +82,8 @@ static int global_opt(int opt, const char *cmd, const struct cmd_option *opts, c
 	switch (opt) {
 	case 'h':
 	case OPT_HELP:
-		cmd_help(cmd, opts, stdout);
+		if (cmd_current && cmd_current->about)
+			cmd_help(cmd_current->about, opts, stdout);
 		fflush(stdout);
 		exit(0);
 	case 'v':
@@ -123,25 +157,27 @@ int cmd_set_flag(int opt, const char *arg, void *data)
 	return 0;
 }
 
-static bool cap_effective(cap_t caps, cap_value_t cap)
+/*
+ * capget and one prctl, not libcap: its constructor alone made six prctl
+ * calls in every hook.
+ */
+static bool cap_effective(const struct __user_cap_data_struct *d, unsigned cap)
 {
-	cap_flag_value_t v = CAP_CLEAR;
-
-	return cap_get_flag(caps, cap, CAP_EFFECTIVE, &v) == 0 && v == CAP_SET;
+	return d[cap / 32].effective & (1u << (cap % 32));
 }
 
 int cmd_require_privileges(void)
 {
-	cap_t caps = cap_get_proc();
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { 0 };
 	bool admin, bpf, kernel_has_bpf;
 
-	if (!caps)
+	if (syscall(SYS_capget, &h, d) < 0)
 		return nsg_fail(errno, "cannot read the process capabilities: %s", strerror(errno));
-	admin = cap_effective(caps, CAP_SYS_ADMIN);
-	/* cap_max_bits() is what the running kernel supports. */
-	kernel_has_bpf = cap_max_bits() > CAP_BPF;
-	bpf = !kernel_has_bpf || cap_effective(caps, CAP_BPF);
-	cap_free(caps);
+	admin = cap_effective(d, CAP_SYS_ADMIN);
+	/* A kernel without CAP_BPF (before 5.8) refuses to read its bounding bit. */
+	kernel_has_bpf = prctl(PR_CAPBSET_READ, CAP_BPF, 0, 0, 0) >= 0;
+	bpf = !kernel_has_bpf || cap_effective(d, CAP_BPF);
 	if (admin && bpf)
 		return 0;
 	return nsg_fail(EPERM, "permission denied: nsguard needs CAP_SYS_ADMIN%s (missing: %s%s%s); "

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* nsguard: global options, the command table and the single exit path. */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -20,8 +19,6 @@
 
 const char nsguard_version[] = NSGUARD_VERSION;
 const char nsguard_commit[] = NSGUARD_COMMIT;
-
-bool cmd_usage_error;
 
 /* One row per command: dispatch, the usage line and nsguard CMD --help. */
 static const struct command {
@@ -66,39 +63,6 @@ static const struct command {
 	  "there are more), --all prints every one.\n" },
 };
 
-/* "  --name ARG   help", a long one with its help on the next line. */
-static void option_help(const struct cmd_option *o, FILE *out)
-{
-	char opt[64];
-
-	snprintf(opt, sizeof(opt), "%s--%s%s%s",
-		 strcmp(o->name, "verbose") == 0 ? "-v, " : strcmp(o->name, "help") == 0 ? "-h, " : "",
-		 o->name, o->arg ? " " : "", o->arg ?: "");
-	fprintf(out, strlen(opt) > 16 ? "  %s\n  %-17s %s%s\n" : "  %-17s%s %s%s\n", opt, "", o->help,
-		o->repeat ? " (repeatable)" : "");
-}
-
-void cmd_help(const char *cmd, const struct cmd_option *opts, FILE *out)
-{
-	const struct command *c = NULL;
-
-	for (size_t i = 0; i < ARRAY_SIZE(commands) && !c; i++)
-		if (strcmp(commands[i].name, cmd) == 0)
-			c = &commands[i];
-	if (!c)
-		return;
-	fprintf(out, "Usage: nsguard %s%s%s\n\n%c%s.\n", c->name, c->args[0] ? " " : "",
-		c->args, toupper((unsigned char)c->summary[0]), c->summary + 1);
-	if (c->more)
-		fprintf(out, "\n%s", c->more);
-	fputs("\nOptions:\n", out);
-	for (const struct cmd_option *o = opts; o && o->name; o++)
-		option_help(o, out);
-	for (const struct cmd_option *o = cmd_global_options; o->name; o++)
-		option_help(o, out);
-	fputs("\nSee nsguard(8).\n", out);
-}
-
 static void usage(FILE *out)
 {
 	fputs("Usage: nsguard [OPTIONS] COMMAND [ARGS]\n"
@@ -117,7 +81,7 @@ static void usage(FILE *out)
 	}
 	fputs("\nOptions (before or after the command):\n", out);
 	for (const struct cmd_option *o = cmd_global_options; o->name; o++)
-		option_help(o, out);
+		cmd_option_help(o, out);
 	fputs("  --version         print the version\n"
 	      "\n"
 	      "nsguard COMMAND --help describes a command; see nsguard(8).\n",
@@ -134,6 +98,7 @@ int main(int argc, char **argv)
 		{},
 	};
 	struct cmd_ctx ctx = { 0 };
+	struct cmd_about about;
 	int verbose = 0, opt, err = 0;
 	const char *name;
 	size_t i;
@@ -190,6 +155,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* The command sees argv[0] = its name; getopt starts afresh. */
+	about = (struct cmd_about){ commands[i].name, commands[i].args, commands[i].summary,
+				    commands[i].more };
+	ctx.about = &about;
 	cmd_current = &ctx;
 	argc -= optind;
 	argv += optind;
