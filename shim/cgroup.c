@@ -159,6 +159,25 @@ int cgroup_path_of_pid(const char *proc_root, pid_t pid, char **path_out)
 	return 0;
 }
 
+/*
+ * stat of cgroup_root, once per process and root: a hook opens cgroups
+ * thrice.  nsguard's processes are short; cgroupfs is not remounted under
+ * one of them.
+ */
+static int root_stat(const char *cgroup_root, struct stat *sb)
+{
+	static char cached[256];
+	static struct stat csb;
+
+	if (strcmp(cached, cgroup_root) != 0) {
+		if (strlen(cgroup_root) >= sizeof(cached) || stat(cgroup_root, &csb) < 0)
+			return stat(cgroup_root, sb);
+		strcpy(cached, cgroup_root);
+	}
+	*sb = csb;
+	return 0;
+}
+
 /* Open root/path; fd >= 0 on success.  Checks cgroup2 so nothing else is
  * ever mistaken for a container's cgroup. */
 static int open_checked(const char *cgroup_root, const char *path, struct stat *sb_out)
@@ -195,7 +214,7 @@ static int open_checked(const char *cgroup_root, const char *path, struct stat *
 	if (fstat(fd, sb_out) < 0)
 		return nsg_fail(errno, "stat %s: %s", full, strerror(errno));
 	/* "a/." and friends name the root too: compare inodes, not strings. */
-	if (stat(cgroup_root, &root_sb) == 0 && root_sb.st_dev == sb_out->st_dev &&
+	if (root_stat(cgroup_root, &root_sb) == 0 && root_sb.st_dev == sb_out->st_dev &&
 	    root_sb.st_ino == sb_out->st_ino)
 		return nsg_fail(EPERM, "refusing the root cgroup %s", cgroup_root);
 	return steal_fd(&fd);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #include "fileio.h"
 #include "log.h"
@@ -109,11 +111,23 @@ int fsync_dir(const char *dir)
 	return 0;
 }
 
+/*
+ * tmpfs (/run) keeps nothing across a crash: fsync there is a syscall for
+ * nothing.  Anything else, or a file system that cannot tell, is synced.
+ */
+static bool on_tmpfs(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+}
+
 static int write_atomic(const char *dir, const char *name, const char *text, const char *tail,
 			mode_t dir_mode, mode_t file_mode)
 {
 	cleanup_free char *tmp = NULL, *path = NULL;
 	cleanup_close int fd = -1;
+	bool durable;
 	int err = 0;
 
 	if (!dir[0])
@@ -127,16 +141,22 @@ static int write_atomic(const char *dir, const char *name, const char *text, con
 		path = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
-	err = mkdir_p(dir, dir_mode);
-	if (err < 0)
-		return err;
+	/* The directory is almost always there: made on ENOENT. */
 	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		err = mkdir_p(dir, dir_mode);
+		if (err < 0)
+			return err;
+		strcpy(tmp + strlen(tmp) - 6, "XXXXXX");
+		fd = mkostemp(tmp, O_CLOEXEC);
+	}
 	if (fd < 0)
 		return nsg_fail(errno, "create %s: %s", tmp, strerror(errno));
+	durable = !on_tmpfs(fd);
 	err = write_all(fd, text, strlen(text)) ?: write_all(fd, tail, strlen(tail));
 	if (!err && fchmod(fd, file_mode) < 0)
 		err = -errno;
-	if (!err && fsync(fd) < 0)
+	if (!err && durable && fsync(fd) < 0)
 		err = -errno;
 	if (!err && close(steal_fd(&fd)) < 0)
 		err = -errno;
@@ -146,7 +166,7 @@ static int write_atomic(const char *dir, const char *name, const char *text, con
 		unlink(tmp);
 		return nsg_fail(-err, "write %s: %s", path, strerror(-err));
 	}
-	return fsync_dir(dir);
+	return durable ? fsync_dir(dir) : 0;
 }
 
 int write_file_atomic(const char *dir, const char *name, const char *text, mode_t dir_mode,

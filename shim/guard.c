@@ -435,10 +435,15 @@ int guard_lock(int *fd_out)
 	int err = 0;
 
 	*fd_out = -1;
-	err = mkdir_p(NSGUARD_RUN_DIR, 0755);
-	if (err)
-		return nsg_fail(-err, "cannot create %s: %s", NSGUARD_RUN_DIR, strerror(-err));
+	/* The directory is there but on a host's first start: created on ENOENT. */
 	lock = open(NSGUARD_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 && errno == ENOENT) {
+		err = mkdir_p(NSGUARD_RUN_DIR, 0755);
+		if (err)
+			return nsg_fail(-err, "cannot create %s: %s", NSGUARD_RUN_DIR,
+					strerror(-err));
+		lock = open(NSGUARD_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	}
 	if (lock < 0)
 		return nsg_fail(errno, "cannot open %s: %s", NSGUARD_LOCK_FILE, strerror(errno));
 	err = lock_bounded(lock, NSGUARD_LOCK_FILE);
@@ -599,10 +604,6 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 		return err;
 	link_pin_path(path, sizeof(path), g->dir, cgroup_id);
 	if (access(path, F_OK) < 0) {
-		pin_path(links, sizeof(links), g->dir, "links");
-		err = mkdir_p(links, 0700);
-		if (err)
-			return nsg_fail(-err, "cannot create %s: %s", links, strerror(-err));
 		err = reset_storage(g, cgroup_id);
 		if (err)
 			return err;
@@ -610,6 +611,13 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 		if (link < 0)
 			return attach_fail(link);
 		err = bpf_obj_pin(link, path);
+		/* The links directory, made on the first attach after a load. */
+		if (err == -ENOENT) {
+			pin_path(links, sizeof(links), g->dir, "links");
+			err = mkdir_p(links, 0700);
+			if (!err)
+				err = bpf_obj_pin(link, path);
+		}
 		close(link); /* the pin keeps it attached */
 		/* EEXIST: a concurrent attach of the same cgroup won; use its link. */
 		if (err && err != -EEXIST)

@@ -138,24 +138,7 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
 }
 
-/* (Re)point the entry of cgroup_id at <dir>/<id>.json; 0 or -errno, no message. */
-static int index_add(const char *dir, const char *id, __u64 cgroup_id)
-{
-	cleanup_free char *rec = NULL, *tmp = index_entry(dir, cgroup_id, true),
-			  *entry = index_entry(dir, cgroup_id, false);
-	int err = 0;
-
-	if (!tmp || !entry || asprintf(&rec, "%s/%s.json", dir, id) < 0)
-		return -ENOMEM;
-	unlink(tmp); /* a crashed writer's */
-	if (link(rec, tmp) < 0)
-		return -errno;
-	if (rename(tmp, entry) < 0)
-		err = -errno;
-	/* rename() leaves both names when they are links of one file already. */
-	unlink(tmp);
-	return err;
-}
+static int index_add(const char *dir, const char *id, __u64 cgroup_id);
 
 static int index_cb(const struct nsguard_record *rec, void *dir)
 {
@@ -172,6 +155,31 @@ static void index_create(const char *dir)
 		return;
 	if (mkdir(path, 0700) == 0)
 		record_foreach(dir, index_cb, (void *)dir);
+}
+
+/* (Re)point the entry of cgroup_id at <dir>/<id>.json; 0 or -errno, no message. */
+static int index_add(const char *dir, const char *id, __u64 cgroup_id)
+{
+	cleanup_free char *rec = NULL, *tmp = index_entry(dir, cgroup_id, true),
+			  *entry = index_entry(dir, cgroup_id, false);
+	int err = 0;
+
+	if (!tmp || !entry || asprintf(&rec, "%s/%s.json", dir, id) < 0)
+		return -ENOMEM;
+	/* No index yet: made (once, on ENOENT); a crashed writer's temporary name: gone. */
+	for (int tries = 0; link(rec, tmp) < 0; tries++) {
+		if (tries == 2 || (errno != ENOENT && errno != EEXIST))
+			return -errno;
+		if (errno == ENOENT)
+			index_create(dir);
+		else
+			unlink(tmp);
+	}
+	if (rename(tmp, entry) < 0)
+		err = -errno;
+	/* rename() leaves both names when they are links of one file already. */
+	unlink(tmp);
+	return err;
 }
 
 /* An entry whose record name is gone (removed, or replaced by a rewrite). */
@@ -204,7 +212,6 @@ int record_write(const char *dir, const struct nsguard_record *rec)
 	err = write_file_atomic(dir, name, text, 0700, 0600);
 	if (err)
 		return err;
-	index_create(dir);
 	err = index_add(dir, rec->id, rec->cgroup_id);
 	/* Slower lookups, not a weaker guard: see the index, above. */
 	if (err)
@@ -564,7 +571,6 @@ int record_index_repair(const char *dir, const struct nsguard_record *rec)
 		return -ENOMEM;
 	if (lstat(entry, &a) == 0 && lstat(path, &b) == 0 && same_file(&a, &b))
 		return 0;
-	index_create(dir);
 	return index_add(dir, rec->id, rec->cgroup_id);
 }
 

@@ -2,7 +2,7 @@
 /*
  * timecmd: run a command and append its wall-clock time to a file.
  *
- *   timecmd -o FILE [-l LABEL] [-P PRELOAD] [-s] [--] CMD [ARGS...]
+ *   timecmd -o FILE [-l LABEL] [-P PRELOAD] [-s | -f] [--] CMD [ARGS...]
  *   timecmd --calibrate [SECONDS]
  *
  * stdin, stdout and stderr pass through (so it can wrap an OCI hook, which
@@ -12,7 +12,9 @@
  * command only; the command also gets BENCH_EXEC_TSC, the TSC right before
  * its execve (for phasetrace.so).  -s appends that TSC (raw counts) to the
  * line as a fourth field: "LABEL elapsed_ns exit_status exec_tsc", the start
- * of a container's start latency (see ctstamp.c).
+ * of a container's start latency (see ctstamp.c).  -f appends instead the
+ * page faults of the command from its execve on (minor + major: the child's
+ * total from wait4 less what the forked child took before its execve).
  *
  * --calibrate: print the TSC frequency in Hz, measured against
  * CLOCK_MONOTONIC between two clock-tick edges SECONDS (default 1) apart:
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,7 +56,8 @@ int main(int argc, char **argv)
 {
 	const char *out = NULL, *label = "cmd", *preload = NULL;
 	char line[512];
-	int opt, status, rc, fd, n, stamp = 0;
+	int opt, status, rc, fd, n, stamp = 0, faults = 0;
+	struct rusage ru;
 	uint64_t t0, t1;
 	volatile uint64_t *exec_tsc;
 	pid_t pid;
@@ -61,25 +65,27 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "--calibrate") == 0)
 		return calibrate(argc >= 3 ? atof(argv[2]) : 1.0);
 	bench_clock_init();
-	while ((opt = getopt(argc, argv, "+o:l:P:s")) != -1) {
+	while ((opt = getopt(argc, argv, "+o:l:P:sf")) != -1) {
 		switch (opt) {
 		case 'o': out = optarg; break;
 		case 'l': label = optarg; break;
 		case 'P': preload = optarg; break;
 		case 's': stamp = 1; break;
+		case 'f': faults = 1; break;
 		default: goto usage;
 		}
 	}
-	if (!out || optind >= argc)
+	if (!out || optind >= argc || (stamp && faults))
 		goto usage;
 	/* The child's TSC before execve, back to the parent (-s). */
-	exec_tsc = mmap(NULL, sizeof(*exec_tsc), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			-1, 0);
+	/* [0]: the TSC at execve; [1]: the faults before it (-f). */
+	exec_tsc = mmap(NULL, 2 * sizeof(*exec_tsc), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (exec_tsc == MAP_FAILED) {
 		perror("timecmd: mmap");
 		return 125;
 	}
-	*exec_tsc = 0;
+	exec_tsc[0] = exec_tsc[1] = 0;
 	t0 = bench_now();
 	pid = fork();
 	if (pid < 0) {
@@ -94,12 +100,14 @@ int main(int argc, char **argv)
 		*exec_tsc = bench_tsc();
 		snprintf(tsc, sizeof(tsc), "%llu", (unsigned long long)*exec_tsc);
 		setenv("BENCH_EXEC_TSC", tsc, 1);
+		if (faults && getrusage(RUSAGE_SELF, &ru) == 0)
+			exec_tsc[1] = ru.ru_minflt + ru.ru_majflt;
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "timecmd: %s: %s\n", argv[optind], strerror(errno));
 		_exit(127);
 	}
-	if (waitpid(pid, &status, 0) < 0) {
-		perror("timecmd: waitpid");
+	if (wait4(pid, &status, 0, &ru) < 0) {
+		perror("timecmd: wait4");
 		return 125;
 	}
 	t1 = bench_now();
@@ -107,6 +115,10 @@ int main(int argc, char **argv)
 	if (stamp)
 		n = snprintf(line, sizeof(line), "%s %llu %d %llu\n", label,
 			     (unsigned long long)bench_ns(t1 - t0), rc, (unsigned long long)*exec_tsc);
+	else if (faults)
+		n = snprintf(line, sizeof(line), "%s %llu %d %llu\n", label,
+			     (unsigned long long)bench_ns(t1 - t0), rc,
+			     (unsigned long long)(ru.ru_minflt + ru.ru_majflt - exec_tsc[1]));
 	else
 		n = snprintf(line, sizeof(line), "%s %llu %d\n", label,
 			     (unsigned long long)bench_ns(t1 - t0), rc);
@@ -118,7 +130,7 @@ int main(int argc, char **argv)
 	close(fd);
 	return rc;
 usage:
-	fprintf(stderr, "usage: timecmd -o FILE [-l LABEL] [-P PRELOAD] [-s] [--] CMD [ARGS...]\n"
+	fprintf(stderr, "usage: timecmd -o FILE [-l LABEL] [-P PRELOAD] [-s | -f] [--] CMD [ARGS...]\n"
 			"       timecmd --calibrate [SECONDS]\n");
 	return 125;
 }
