@@ -25,7 +25,7 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wno-unused-parameter -Wmissing-prototypes
-NSG_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -I$(BUILD) -Ishim -Ibpf
+NSG_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -I$(BUILD) -Ishim -Ishim/lib -Ibpf
 
 # The guest kernel: Debian's linux-source-$(KERNEL_VERSION), built by
 # kernel-patches/build-kernel into $(NSGUARD_CACHE) and linked at

@@ -3,7 +3,7 @@
  * The ABI identity of nsguard's BPF object: FNV-1a (64 bits) of its bytes.
  * One definition for the build tool that writes build/nsguard-abi.h
  * (bpf/abi-hash.c) and for `nsguard check`, which hashes the object the
- * binary carries and compares (shim/guard.c).
+ * binary carries and compares (shim/lib/guard.c).
  */
 #ifndef NSGUARD_ABI_HASH_H
 #define NSGUARD_ABI_HASH_H

@@ -24,6 +24,10 @@ $(LINT)/obj/%.o: shim/%.c $(BUILD)/nsguard.skel.h | $(LINT)/obj
 	$(call msg,CC,$@ (-Werror))
 	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -Werror -MMD -MP -c $< -o $@
 
+$(LINT)/obj/%.o: shim/lib/%.c $(BUILD)/nsguard.skel.h | $(LINT)/obj
+	$(call msg,CC,$@ (-Werror))
+	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -Werror -MMD -MP -c $< -o $@
+
 $(LINT)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'
 $(LINT)/obj/main.o $(LINT)/obj/guard.o: $(BUILD)/commit.h
 $(LINT)/obj/guard.o: $(BUILD)/nsguard-abi.h

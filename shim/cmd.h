@@ -106,8 +106,4 @@ int cmd_require_privileges(void);
 struct nsguard_config;
 int cmd_load_config(struct cmd_ctx *ctx, struct nsguard_config *cfg);
 
-/* Parse a decimal __u64 / int in [min, max]; 0 or -EINVAL. */
-int parse_u64(const char *s, unsigned long long *out);
-int parse_uint(const char *s, unsigned int max, unsigned int *out);
-
 #endif

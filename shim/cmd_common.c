@@ -193,26 +193,3 @@ int cmd_load_config(struct cmd_ctx *ctx, struct nsguard_config *cfg)
 		return config_load(ctx->config_path, true, cfg);
 	return config_load(NSGUARD_DEFAULT_CONFIG, false, cfg);
 }
-
-int parse_u64(const char *s, unsigned long long *out)
-{
-	char *end = NULL;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	return 0;
-}
-
-int parse_uint(const char *s, unsigned int max, unsigned int *out)
-{
-	unsigned long long v = 0;
-
-	if (parse_u64(s, &v) < 0 || v > max)
-		return -EINVAL;
-	*out = (unsigned int)v;
-	return 0;
-}

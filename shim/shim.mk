@@ -1,18 +1,23 @@
 # shim/shim.mk: build/nsguard (included by the top-level Makefile).
-# SHIM_CORE_SRCS (the modules without libbpf, shared with the unit tests) is
-# defined in shim/tests/tests.mk, which is included after this file: the link
+# shim/ holds the commands (main.c, a cmd_*.c each, cmd_common.c), shim/lib/
+# the library they call, which calls nothing of theirs.  SHIM_CORE_SRCS (the
+# library's modules without libbpf, shared with the unit tests) is defined
+# in shim/tests/tests.mk, which is included after this file: the link
 # prerequisites are therefore expanded a second time, when make needs them.
 
 NSGUARD_VERSION ?= 0.1.0
-SHIM_CMD_SRCS := shim/main.c shim/cmd_common.c shim/cmd_hook.c shim/cmd_attach.c \
-	shim/cmd_status.c shim/cmd_monitor.c shim/cmd_gc.c shim/cmd_check.c shim/guard.c \
-	shim/container_live.c shim/upgrade.c shim/cmd_upgrade.c shim/evlog.c shim/cmd_suggest.c shim/cmd_load.c shim/cmd_unload.c shim/cmd_configure.c shim/configure.c shim/configure_crio.c shim/cmd_explain.c \
-	shim/cmd_runtime.c
-SHIM_OBJS = $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_CORE_SRCS) $(SHIM_CMD_SRCS))
+SHIM_CMD_SRCS := $(addprefix shim/,main.c cmd_common.c cmd_hook.c cmd_attach.c cmd_status.c \
+	cmd_monitor.c cmd_gc.c cmd_check.c cmd_upgrade.c cmd_suggest.c cmd_load.c cmd_unload.c \
+	cmd_configure.c cmd_explain.c cmd_runtime.c)
+# The library's modules that call libbpf or the runtimes' tools.
+SHIM_LIB_SRCS := $(addprefix shim/lib/,guard.c container_live.c upgrade.c evlog.c configure.c \
+	configure_crio.c)
+SHIM_OBJS = $(addprefix $(BUILD)/obj/,$(notdir $(patsubst %.c,%.o,$(SHIM_CORE_SRCS) \
+	$(SHIM_LIB_SRCS) $(SHIM_CMD_SRCS))))
 # Static: the hook is a short process on every container start, and each
 # shared library costs its open, mmaps and relocations, ld.so its own pass
 # (make bench, "hook process").  nsguard uses no NSS, dlopen or iconv, so
-# glibc links statically without warnings; JSON is shim/jv.c, capabilities
+# glibc links statically without warnings; JSON is shim/lib/jv.c, capabilities
 # a capget (shim/cmd_common.c).  Position independent all the same: the
 # hook parses what a tenant wrote, as root, and keeps ASLR for 5 page
 # faults and ~30 K instructions of relocation.
@@ -27,13 +32,17 @@ $(BUILD)/obj/%.o: shim/%.c | $(BUILD)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/obj/%.o: shim/lib/%.c | $(BUILD)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -MMD -MP -c $< -o $@
+
 # A test build that can fail chosen steps (NSGUARD_FAULT=NAME, guard.c): the
 # guest tests show what a failure there leaves.  Never installed.
 $(BUILD)/nsguard-fault: $$(filter-out $(BUILD)/obj/guard.o,$$(SHIM_OBJS)) $(BUILD)/obj/guard-fault.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SHIM_LIBS)
 
-$(BUILD)/obj/guard-fault.o: shim/guard.c $(BUILD)/nsguard.skel.h | $(BUILD)/obj
+$(BUILD)/obj/guard-fault.o: shim/lib/guard.c $(BUILD)/nsguard.skel.h | $(BUILD)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(NSG_CFLAGS) -DNSGUARD_FAULT_INJECTION -MMD -MP -c $< -o $@
 
@@ -46,6 +55,11 @@ $(BUILD)/nsguard-next: $$(patsubst $(BUILD)/obj/%,$(NEXT)/obj/%,$$(SHIM_OBJS))
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SHIM_LIBS)
 
 $(NEXT)/obj/%.o: shim/%.c $(NEXT)/nsguard.skel.h | $(NEXT)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(NEXT) $(NSG_CFLAGS) -DNSGUARD_ABI_NEXT \
+		-DNSGUARD_VERSION='"$(NSGUARD_VERSION)-next"' -MMD -MP -c $< -o $@
+
+$(NEXT)/obj/%.o: shim/lib/%.c $(NEXT)/nsguard.skel.h | $(NEXT)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(NEXT) $(NSG_CFLAGS) -DNSGUARD_ABI_NEXT \
 		-DNSGUARD_VERSION='"$(NSGUARD_VERSION)-next"' -MMD -MP -c $< -o $@

@@ -7,7 +7,7 @@ set -u
 ct_init
 
 S=$CT_SUFFIX
-# containerd's CRI plugin and CRI-O (shim/identity.c names the sources).
+# containerd's CRI plugin and CRI-O (shim/lib/identity.c names the sources).
 CD_ANN=(--ann io.kubernetes.cri.sandbox-name=web-0 --ann io.kubernetes.cri.sandbox-namespace=shop
 	--ann io.kubernetes.cri.container-name=nginx --ann io.kubernetes.cri.container-type=container)
 CRIO_ANN=(--ann io.kubernetes.pod.name=db-1 --ann io.kubernetes.pod.namespace=store

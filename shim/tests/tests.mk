@@ -2,12 +2,11 @@
 # ASan/UBSan) and a libFuzzer target.  Included by the top-level Makefile.
 # Nothing here links libbpf or guard.c: host tests never call bpf().
 
-# The modules shared with the nsguard binary (shim/shim.mk links these plus
-# its own files).
-SHIM_CORE_SRCS := shim/log.c shim/fileio.c shim/json.c shim/oci.c shim/config.c shim/policy.c \
-	shim/cgroup.c shim/scope.c shim/record.c shim/userns.c shim/container.c shim/learn.c \
-	shim/identity.c shim/metrics.c shim/spec.c shim/mounts.c shim/jsonstrict.c \
-	shim/outcomes.c shim/jv.c
+# The library's modules without libbpf, shared with the nsguard binary
+# (shim/shim.mk links these, the rest of shim/lib/ and the commands).
+SHIM_CORE_SRCS := $(addprefix shim/lib/,log.c fileio.c json.c oci.c config.c policy.c \
+	cgroup.c scope.c record.c userns.c container.c learn.c identity.c metrics.c spec.c \
+	mounts.c jsonstrict.c outcomes.c jv.c)
 SHIM_CORE_LIBS := -lm
 
 UNIT_SRCS := shim/tests/unit.c shim/tests/test_log.c shim/tests/test_oci.c \
@@ -15,7 +14,7 @@ UNIT_SRCS := shim/tests/unit.c shim/tests/test_log.c shim/tests/test_oci.c \
 	shim/tests/test_record.c shim/tests/test_scope.c shim/tests/test_fileio.c \
 	shim/tests/test_container.c shim/tests/test_identity.c \
 	shim/tests/test_spec.c shim/tests/test_mounts.c shim/tests/test_outcomes.c shim/tests/test_jv.c
-UNIT_DEPS := $(SHIM_CORE_SRCS) $(UNIT_SRCS) $(wildcard shim/*.h shim/tests/*.h) bpf/nsguard.h \
+UNIT_DEPS := $(SHIM_CORE_SRCS) $(UNIT_SRCS) $(wildcard shim/*.h shim/lib/*.h shim/tests/*.h) bpf/nsguard.h \
 	shim/tests/tests.mk
 UNIT_DEFS := -DNSG_TEST_FIXTURES='"$(CURDIR)/shim/tests/fixtures"'
 

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd.h"
 #include "evlog.h"
 #include "fileio.h"
 #include "json.h"

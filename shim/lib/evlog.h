@@ -22,7 +22,7 @@
 #include <sys/types.h>
 #include "jv.h"
 
-#include "../bpf/nsguard.h"
+#include "../../bpf/nsguard.h"
 
 #define EVLOG_DIR NSGUARD_RUN_DIR "/events"
 #define EVLOG_PATH EVLOG_DIR "/log"

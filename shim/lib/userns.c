@@ -7,7 +7,7 @@
 #include <linux/nsfs.h>
 #include <linux/types.h>
 
-#include "../bpf/nsguard.h"
+#include "../../bpf/nsguard.h"
 #include "log.h"
 #include "userns.h"
 #include "util.h"

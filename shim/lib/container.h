@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
-#include "../bpf/nsguard.h"
+#include "../../bpf/nsguard.h"
 #include "identity.h"
 
 struct container_env {

@@ -17,7 +17,7 @@
 
 #include <time.h>
 #include <linux/types.h>
-#include "../bpf/nsguard.h"
+#include "../../bpf/nsguard.h"
 #include "record.h"
 
 /* The suggestion for rec's container from its usage; *text malloc'd, one line. */

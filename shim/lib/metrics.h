@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
-#include "../bpf/nsguard.h"
+#include "../../bpf/nsguard.h"
 #include "identity.h"
 #include "outcomes.h"
 

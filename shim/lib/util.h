@@ -4,6 +4,7 @@
 #define NSGUARD_UTIL_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -41,5 +42,29 @@ static inline void cleanup_closedirp(DIR **d)
 /* Hand ownership over: the cleanup variable no longer frees it. */
 #define steal_pointer(pp) ({ __typeof__(*(pp)) _p = *(pp); *(pp) = NULL; _p; })
 #define steal_fd(fdp) ({ int _fd = *(fdp); *(fdp) = -1; _fd; })
+
+/* A decimal __u64, or one in [0, max]; 0 or -EINVAL. */
+static inline int parse_u64(const char *s, unsigned long long *out)
+{
+	char *end = NULL;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	return 0;
+}
+
+static inline int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	unsigned long long v = 0;
+
+	if (parse_u64(s, &v) < 0 || v > max)
+		return -EINVAL;
+	*out = (unsigned int)v;
+	return 0;
+}
 
 #endif

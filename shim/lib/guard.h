@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "../bpf/nsguard.h"
+#include "../../bpf/nsguard.h"
 
 struct guard {
 	int prog_fd;

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "../bpf/nsguard.h"
+#include "../../bpf/nsguard.h"
 #include "config.h"
 #include "oci.h"
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <time.h>
 #include <linux/types.h>
-#include "../bpf/nsguard.h"
+#include "../../bpf/nsguard.h"
 #include "identity.h"
 
 struct nsguard_record {
