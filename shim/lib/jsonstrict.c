@@ -91,51 +91,6 @@ static uint32_t fold_hash(const char *k, size_t len, uint32_t obj)
 	return h;
 }
 
-static size_t put_utf8(uint32_t r, char *u)
-{
-	if (r < 0x80) {
-		u[0] = (char)r;
-		return 1;
-	}
-	if (r < 0x800) {
-		u[0] = (char)(0xc0 | r >> 6);
-		u[1] = (char)(0x80 | (r & 0x3f));
-		return 2;
-	}
-	if (r < 0x10000) {
-		u[0] = (char)(0xe0 | r >> 12);
-		u[1] = (char)(0x80 | ((r >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (r & 0x3f));
-		return 3;
-	}
-	u[0] = (char)(0xf0 | r >> 18);
-	u[1] = (char)(0x80 | ((r >> 12) & 0x3f));
-	u[2] = (char)(0x80 | ((r >> 6) & 0x3f));
-	u[3] = (char)(0x80 | (r & 0x3f));
-	return 4;
-}
-
-static int hex4(const unsigned char *s, size_t n, size_t i, uint32_t *v)
-{
-	*v = 0;
-	if (i + 4 > n)
-		return -1;
-	for (size_t k = i; k < i + 4; k++) {
-		unsigned c = s[k];
-
-		*v <<= 4;
-		if (c >= '0' && c <= '9')
-			*v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			*v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			*v |= c - 'A' + 10;
-		else
-			return -1;
-	}
-	return 0;
-}
-
 size_t json_string_decode(const char *str, size_t n, size_t i, char *out, size_t cap)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -162,14 +117,15 @@ size_t json_string_decode(const char *str, size_t n, size_t i, char *out, size_t
 		}
 		i += 2;
 		if (s[i - 1] == 'u') {
-			hex4(s, n, i, &r);
+			r = 0; /* a checked document has its four digits */
+			jv_hex4((const char *)s, n, i, &r);
 			i += 4;
-			if (r >= 0xd800 && r < 0xdc00 && hex4(s, n, i + 2, &lo) == 0) {
+			if (r >= 0xd800 && r < 0xdc00 && jv_hex4((const char *)s, n, i + 2, &lo) == 0) {
 				r = 0x10000 + ((r - 0xd800) << 10) + (lo - 0xdc00);
 				i += 6;
 			}
 		}
-		w = put_utf8(r, u);
+		w = jv_put_utf8(u, r);
 		for (k = 0; k < w; k++, len++)
 			if (len < cap)
 				out[len] = u[k];
@@ -399,12 +355,12 @@ static int string(struct checker *c, size_t i, size_t *end, uint32_t obj)
 			case 'r': r = '\r'; break;
 			case 't': r = '\t'; break;
 			case 'u':
-				if (hex4(s, c->n, i + 2, &r) < 0)
+				if (jv_hex4((const char *)s, c->n, i + 2, &r) < 0)
 					return bad(c, i, "a \\u escape without four hex digits");
 				if (r == 0)
 					return bad(c, i, "a \\u0000 escape (a C string ends there)");
 				if (r >= 0xd800 && r < 0xdc00 && i + 12 <= c->n && s[i + 6] == '\\' &&
-				    s[i + 7] == 'u' && hex4(s, c->n, i + 8, &lo) == 0 && lo >= 0xdc00 &&
+				    s[i + 7] == 'u' && jv_hex4((const char *)s, c->n, i + 8, &lo) == 0 && lo >= 0xdc00 &&
 				    lo < 0xe000) {
 					r = 0x10000 + ((r - 0xd800) << 10) + (lo - 0xdc00);
 					i += 6;
@@ -424,7 +380,7 @@ static int string(struct checker *c, size_t i, size_t *end, uint32_t obj)
 			i++;
 		}
 		if (obj) {
-			len = put_utf8(r, u);
+			len = jv_put_utf8(u, r);
 			memcpy(c->arena + c->used, u, len);
 			c->used += len;
 		}

@@ -88,14 +88,14 @@ static void skip_ws(struct parser *p)
 		p->i++;
 }
 
-static int hex4(struct parser *p, size_t at, uint32_t *out)
+int jv_hex4(const char *s, size_t n, size_t at, uint32_t *out)
 {
 	uint32_t v = 0;
 
-	if (at + 4 > p->n)
+	if (at + 4 > n)
 		return -EINVAL;
 	for (size_t k = at; k < at + 4; k++) {
-		char c = p->s[k];
+		char c = s[k];
 
 		v <<= 4;
 		if (c >= '0' && c <= '9')
@@ -111,7 +111,7 @@ static int hex4(struct parser *p, size_t at, uint32_t *out)
 	return 0;
 }
 
-static size_t put_utf8(char *o, uint32_t r)
+size_t jv_put_utf8(char *o, uint32_t r)
 {
 	if (r < 0x80) {
 		o[0] = r;
@@ -197,17 +197,17 @@ static int parse_string(struct parser *p, const char **out)
 			*d++ = '\t';
 			break;
 		case 'u':
-			if (i + 4 > end || hex4(p, i, &r) < 0 || r == 0 || (r >= 0xdc00 && r <= 0xdfff))
+			if (i + 4 > end || jv_hex4(p->s, p->n, i, &r) < 0 || r == 0 || (r >= 0xdc00 && r <= 0xdfff))
 				return -EINVAL;
 			i += 4;
 			if (r >= 0xd800 && r <= 0xdbff) {
 				if (i + 6 > end || p->s[i] != '\\' || p->s[i + 1] != 'u' ||
-				    hex4(p, i + 2, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
+				    jv_hex4(p->s, p->n, i + 2, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
 					return -EINVAL;
 				i += 6;
 				r = 0x10000 + ((r - 0xd800) << 10) + (lo - 0xdc00);
 			}
-			d += put_utf8(d, r);
+			d += jv_put_utf8(d, r);
 			break;
 		default:
 			return -EINVAL;

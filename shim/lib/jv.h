@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum jv_type { JV_NULL, JV_FALSE, JV_TRUE, JV_NUMBER, JV_STRING, JV_ARRAY, JV_OBJECT };
 
@@ -40,6 +41,11 @@ struct jv {
  * reader: printable ASCII but '"' and '\\'.  The scanners' common run.
  */
 extern const unsigned char jv_plain[256];
+
+/* The four hex digits at s[at] (within n) as a number: 0, or -EINVAL. */
+int jv_hex4(const char *s, size_t n, size_t at, uint32_t *out);
+/* r (at most U+10FFFF) as UTF-8 at o (room for 4): its length. */
+size_t jv_put_utf8(char *o, uint32_t r);
 
 /* The document in buf[0, len), or NULL with errno EINVAL, ERANGE (a number beyond a double) or ENOMEM. */
 struct jv *jv_parse(const char *buf, size_t len);
