@@ -243,8 +243,7 @@ static int check_config(const char *path, bool named, struct jv *doc)
 		o = jv_add_object(doc, "config");
 		r.errors = o ? jv_new_array() : NULL;
 		if (!r.errors || !jv_add_string(o, "path", path) ||
-		    !jv_add_bool(o, "exists", exists) ||
-		    !jv_add(o, "errors", r.errors)) {
+		    !jv_add_bool(o, "exists", exists) || !jv_add_take(o, "errors", r.errors)) {
 			nsg_fail(ENOMEM, "out of memory");
 			return 1;
 		}

@@ -175,8 +175,9 @@ int cmd_require_privileges(void)
 	if (syscall(SYS_capget, &h, d) < 0)
 		return nsg_fail(errno, "cannot read the process capabilities: %s", strerror(errno));
 	admin = cap_effective(d, CAP_SYS_ADMIN);
-	/* A kernel without CAP_BPF (before 5.8) refuses to read its bounding bit. */
-	kernel_has_bpf = prctl(PR_CAPBSET_READ, CAP_BPF, 0, 0, 0) >= 0;
+	/* A kernel without CAP_BPF (before 5.8) refuses to read its bounding bit
+	 * (EINVAL); any other failure does not say so, and CAP_BPF is wanted. */
+	kernel_has_bpf = prctl(PR_CAPBSET_READ, CAP_BPF, 0, 0, 0) >= 0 || errno != EINVAL;
 	bpf = !kernel_has_bpf || cap_effective(d, CAP_BPF);
 	if (admin && bpf)
 		return 0;

@@ -168,11 +168,14 @@ static int root_stat(const char *cgroup_root, struct stat *sb)
 {
 	static char cached[256];
 	static struct stat csb;
+	static bool valid;
 
-	if (strcmp(cached, cgroup_root) != 0) {
+	if (!valid || strcmp(cached, cgroup_root) != 0) {
+		valid = false;
 		if (strlen(cgroup_root) >= sizeof(cached) || stat(cgroup_root, &csb) < 0)
 			return stat(cgroup_root, sb);
 		strcpy(cached, cgroup_root);
+		valid = true;
 	}
 	*sb = csb;
 	return 0;
@@ -214,8 +217,9 @@ static int open_checked(const char *cgroup_root, const char *path, struct stat *
 	if (fstat(fd, sb_out) < 0)
 		return nsg_fail(errno, "stat %s: %s", full, strerror(errno));
 	/* "a/." and friends name the root too: compare inodes, not strings. */
-	if (root_stat(cgroup_root, &root_sb) == 0 && root_sb.st_dev == sb_out->st_dev &&
-	    root_sb.st_ino == sb_out->st_ino)
+	if (root_stat(cgroup_root, &root_sb) < 0)
+		return nsg_fail(errno, "stat %s: %s", cgroup_root, strerror(errno));
+	if (root_sb.st_dev == sb_out->st_dev && root_sb.st_ino == sb_out->st_ino)
 		return nsg_fail(EPERM, "refusing the root cgroup %s", cgroup_root);
 	return steal_fd(&fd);
 }

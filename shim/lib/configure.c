@@ -156,10 +156,10 @@ char *conf_hook_json(const struct conf *c, const char *stage)
 	when = jv_add_object(o, "when");
 	if (!jv_add_string(o, "version", "1.0.0") || !hook || !when ||
 	    !jv_add_string(hook, "path", path) ||
-	    !jv_add(hook, "args", jv_new_string_array(args, 3)) ||
+	    !jv_add_take(hook, "args", jv_new_string_array(args, 3)) ||
 	    !jv_add_number(hook, "timeout", SPEC_HOOK_TIMEOUT) ||
 	    !jv_add_bool(when, "always", true) ||
-	    !jv_add(o, "stages", jv_new_string_array(&stage, 1)))
+	    !jv_add_take(o, "stages", jv_new_string_array(&stage, 1)))
 		return NULL;
 	text = jv_format_pretty(o);
 	if (!text || asprintf(&t, "%s\n", text) < 0)

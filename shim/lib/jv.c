@@ -273,12 +273,13 @@ static int parse_number(struct parser *p, double *out)
 static int parse_value(struct parser *p, struct jv **out, const struct jv_only *only);
 
 /*
- * Past the value at p->i without building it: strings, and brackets
- * counted.  Only for a document json_strict_check accepted (jv.h), so its
- * grammar is not checked again; never past p->n.
+ * Past the value at p->i without building it: its strings, and its
+ * brackets matched, within the depth limit.  The rest of its grammar is
+ * json_strict_check's (jv.h); never past p->n.
  */
 static int skip_value(struct parser *p)
 {
+	char open[JV_DEPTH_MAX];
 	size_t depth = 0;
 
 	for (;;) {
@@ -297,14 +298,17 @@ static int skip_value(struct parser *p)
 			break;
 		case '{':
 		case '[':
-			depth++;
+			if (p->depth + depth >= JV_DEPTH_MAX)
+				return -EINVAL;
+			open[depth++] = p->s[p->i] == '{' ? '}' : ']';
 			p->i++;
 			continue;
 		case '}':
 		case ']':
 			if (depth == 0)
 				return 0; /* the end of the container around a scalar */
-			depth--;
+			if (p->s[p->i] != open[--depth])
+				return -EINVAL;
 			p->i++;
 			break;
 		case ',':
@@ -624,13 +628,18 @@ bool jv_append(struct jv *arr, struct jv *item)
 	return true;
 }
 
-static struct jv *add_new(struct jv *obj, const char *key, struct jv *item)
+bool jv_add_take(struct jv *obj, const char *key, struct jv *item)
 {
 	if (!jv_add(obj, key, item)) {
 		jv_free(item);
-		return NULL;
+		return false;
 	}
-	return item;
+	return true;
+}
+
+static struct jv *add_new(struct jv *obj, const char *key, struct jv *item)
+{
+	return jv_add_take(obj, key, item) ? item : NULL;
 }
 
 struct jv *jv_add_string(struct jv *obj, const char *key, const char *s)
@@ -715,6 +724,9 @@ bool jv_equal(const struct jv *a, const struct jv *b)
 			return true;
 		jv_for_each(x, a)
 			if (!jv_equal(x, jv_get(b, x->key)))
+				return false;
+		jv_for_each(y, b)
+			if (!jv_get(a, y->key))
 				return false;
 		return true;
 	default:

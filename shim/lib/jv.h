@@ -6,9 +6,11 @@
  * per-node allocations of a general parser were most of the hook's
  * instructions); a built one is a node per allocation.  The two mix:
  * jv_free of the root frees both.  Documents from a tenant are checked by
- * json_strict_check first; jv_parse itself takes RFC 8259 JSON only and
- * refuses "\u0000", lone surrogates and numbers beyond a double, never
- * reading past len.
+ * json_strict_check first; jv_parse itself takes JSON's grammar, its four
+ * whitespace bytes and its escapes only, refuses "\u0000", lone surrogates
+ * and numbers beyond a double, and never reads past len.  It does not check
+ * UTF-8: bytes >= 0x80 in a string are kept as they are (records carry a
+ * cgroup's name so, and print it back the same).
  */
 #ifndef NSGUARD_JV_H
 #define NSGUARD_JV_H
@@ -62,9 +64,10 @@ struct jv_only {
 
 /*
  * As jv_parse, building only the members only names (NULL: all): the
- * others are passed over by their strings and brackets, so nothing is
- * allocated for the parts of a config.json nsguard never reads.  For a
- * document json_strict_check accepted: what is passed over is not checked.
+ * others are passed over by their strings and brackets (matched, within the
+ * depth limit), so nothing is allocated for the parts of a config.json
+ * nsguard never reads.  For a document json_strict_check accepted: the
+ * rest of what is passed over (its scalars, commas, colons) is that check's.
  */
 struct jv *jv_parse_only(const char *buf, size_t len, const struct jv_only *only);
 /* v and everything in it; v must be a root (added nowhere); NULL is fine. */
@@ -109,6 +112,8 @@ struct jv *jv_new_string_array(const char *const *s, size_t n);
  * still the caller's.
  */
 bool jv_add(struct jv *obj, const char *key, struct jv *item);
+/* The same, but the item is freed when it cannot be added (a new one, built in the call). */
+bool jv_add_take(struct jv *obj, const char *key, struct jv *item);
 bool jv_append(struct jv *arr, struct jv *item);
 /* Add a new member to obj: the member, NULL when out of memory. */
 struct jv *jv_add_string(struct jv *obj, const char *key, const char *s);

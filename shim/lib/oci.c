@@ -111,7 +111,7 @@ static int get_pid(const struct jv *doc, const char *what, pid_t *out)
 		return nsg_fail(EINVAL, "%s: \"pid\" is not an integer", what);
 	if (v < 0)
 		return nsg_fail(EINVAL, "%s: \"pid\" is negative", what);
-	if (v > INT_MAX) /* also +inf from 1e400 */
+	if (v > INT_MAX) /* 1e400 never gets here: jv_parse refuses it (ERANGE) */
 		return nsg_fail(EINVAL, "%s: \"pid\" is out of range", what);
 	/* In range now, so the conversion is defined. */
 	if ((double)(int)v != v)

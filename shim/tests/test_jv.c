@@ -154,6 +154,12 @@ static void t_mixed(void)
 
 	ASSERT_TRUE(v && other);
 	ASSERT_TRUE(jv_equal(v, other)); /* members in any order */
+	{
+		cleanup_jv struct jv *twice = parse("{\"k\":1,\"k\":1}");
+		cleanup_jv struct jv *two = parse("{\"k\":1,\"j\":5}");
+
+		ASSERT_TRUE(!jv_equal(twice, two) && !jv_equal(two, twice));
+	}
 	ASSERT_TRUE(jv_add_string(jv_get(v, "drop"), "new", "z"));
 	ASSERT_TRUE(!jv_equal(v, other));
 	jv_remove(v, "drop");
@@ -180,6 +186,11 @@ static void t_mixed(void)
 	ASSERT_STREQ("{\"after\":\"remove\"}", out);
 }
 
+static struct jv *parse_only_str(const char *s, const struct jv_only *only)
+{
+	return jv_parse_only(s, strlen(s), only);
+}
+
 /* Only the named members are built; strings with brackets and quotes are passed over whole. */
 static void t_only(void)
 {
@@ -197,6 +208,9 @@ static void t_only(void)
 	/* A document that ends inside a passed-over value is still refused. */
 	ASSERT_TRUE(jv_parse_only(doc, 30, only) == NULL);
 	ASSERT_TRUE(jv_parse_only("{\"skip\":\"open", 14, only) == NULL);
+	/* Brackets that do not match: the member after them is not read. */
+	ASSERT_TRUE(parse_only_str("{\"x\":{],\"a\":1}}", only) == NULL);
+	ASSERT_TRUE(parse_only_str("{\"x\":[}],\"a\":1}", only) == NULL);
 }
 
 void suite_jv(void)
