@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Helpers shared by the commands: usage errors, privileges, config, numbers. */
+/* Helpers shared by the commands: usage errors, --help, privileges, config. */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
