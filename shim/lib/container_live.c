@@ -42,11 +42,11 @@ static int live_start_time(pid_t pid, __u64 *start)
  * upgrade: none fails and none starts unguarded in between, and every
  * guarded cgroup keeps its policy and usage (upgrade.c).
  */
-static int open_upgrading(struct guard *g)
+static int open_upgrading(struct guard *g, unsigned which)
 {
 	unsigned long long ours = guard_build_seq(), theirs;
 	struct upgrade_result r;
-	int err = guard_open(g, true);
+	int err = guard_open_some(g, true, which);
 
 	if (err != -ESTALE)
 		return err;
@@ -73,7 +73,7 @@ static int open_upgrading(struct guard *g)
 		return nsg_fail_context(err, "moving the guarded cgroups to this build's program");
 	nsg_warn("upgraded: %zu guarded cgroup%s moved to this build's program (%s)", r.moved,
 		 r.moved == 1 ? "" : "s", r.why);
-	return guard_open(g, true);
+	return guard_open_some(g, true, which);
 }
 
 static int live_attach_with(int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
@@ -82,7 +82,9 @@ static int live_attach_with(int cgroup_fd, __u64 cgroup_id, const struct nsguard
 	struct guard g = GUARD_INIT;
 	/* The caller holds the lock: load and pin on first use. */
 	bool learn = pol->mode == NSGUARD_MODE_LEARN, fresh = !guard_link_pinned(cgroup_id);
-	int err = upgrade ? open_upgrading(&g) : guard_open(&g, true);
+	/* What an attach writes: the policy, the counters, a learn-mode usage. */
+	unsigned which = GUARD_PIN_POLICIES | GUARD_PIN_COUNTERS | (learn ? GUARD_PIN_LEARNED : 0);
+	int err = upgrade ? open_upgrading(&g, which) : guard_open_some(&g, true, which);
 
 	/*
 	 * Learn mode: its usage where it outlives the cgroup, before any

@@ -116,7 +116,8 @@ static int bpffs_check(void)
 
 
 /*
- * The pinned objects, relative to the pin directory, with what a matching
+ * The pinned objects (in the order of guard.h's GUARD_PIN_* bits), relative
+ * to the pin directory, with what a matching
  * map must look like: a program built from another nsguard.bpf.o must never
  * get this build's policies written at this build's offsets.
  */
@@ -271,7 +272,7 @@ static int check_marker(const struct guard *g)
 	return stale(g, why);
 }
 
-/* Each pinned map (open) has this build's type, value size and size. */
+/* Each pinned map opened has this build's type, value size and size. */
 static int check_maps(struct guard *g)
 {
 	char why[160];
@@ -281,7 +282,7 @@ static int check_maps(struct guard *g)
 		__u32 len = sizeof(info);
 		int err;
 
-		if (!pins[i].type)
+		if (!pins[i].type || *PIN_FD(g, i) < 0)
 			continue;
 		err = bpf_obj_get_info_by_fd(*PIN_FD(g, i), &info, &len);
 		if (err)
@@ -301,12 +302,15 @@ static int check_maps(struct guard *g)
 	return 0;
 }
 
-static int open_pins(struct guard *g)
+/* The pins which names (bit i: pins[i]; the program always). */
+static int open_pins(struct guard *g, unsigned which)
 {
 	char path[256];
 	int fd;
 
 	for (size_t i = 0; i < ARRAY_SIZE(pins); i++) {
+		if (pins[i].type && !(which & (1u << i)))
+			continue;
 		pin_path(path, sizeof(path), g->dir, pins[i].name);
 		fd = bpf_obj_get(path);
 		if (fd < 0) {
@@ -458,13 +462,13 @@ int guard_lock(int *fd_out)
  * is -ESTALE even when it lacks one of this build's pins, and a set of ours
  * that lacks one is -ESTALE too (an upgrade rebuilds either).
  */
-static int open_pinned(struct guard *g)
+static int open_pinned(struct guard *g, unsigned which)
 {
 	int err = check_marker(g);
 
 	if (err)
 		return err;
-	err = open_pins(g);
+	err = open_pins(g, which);
 	if (err == -ENOENT) {
 		char why[512];
 
@@ -477,7 +481,7 @@ static int open_pinned(struct guard *g)
 	return err ?: check_maps(g);
 }
 
-int guard_open_at(struct guard *g, const char *dir, bool load)
+static int open_at(struct guard *g, const char *dir, bool load, unsigned which)
 {
 	char prog[256];
 	int err = 0;
@@ -491,7 +495,7 @@ int guard_open_at(struct guard *g, const char *dir, bool load)
 	if (!load) {
 		if (access(prog, F_OK) < 0)
 			return nsg_fail(ENOENT, "the nsguard program is not loaded (no %s)", prog);
-		return open_pinned(g);
+		return open_pinned(g, which);
 	}
 
 	/* Without the LSM a loaded program would never run: do not even load. */
@@ -500,13 +504,23 @@ int guard_open_at(struct guard *g, const char *dir, bool load)
 		return err;
 	/* The caller holds guard_lock(): two hooks never load twice. */
 	if (access(prog, F_OK) == 0)
-		return open_pinned(g);
+		return open_pinned(g, which);
 	return load_and_pin(g);
+}
+
+int guard_open_at(struct guard *g, const char *dir, bool load)
+{
+	return open_at(g, dir, load, GUARD_PINS_ALL);
 }
 
 int guard_open(struct guard *g, bool load)
 {
-	return guard_open_at(g, NSGUARD_PIN_DIR, load);
+	return open_at(g, NSGUARD_PIN_DIR, load, GUARD_PINS_ALL);
+}
+
+int guard_open_some(struct guard *g, bool load, unsigned which)
+{
+	return open_at(g, NSGUARD_PIN_DIR, load, which);
 }
 
 static void link_pin_path(char *buf, size_t len, const char *dir, __u64 cgroup_id)

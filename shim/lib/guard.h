@@ -47,6 +47,21 @@ int guard_lock(int *fd_out);
  * `nsguard upgrade`: never written to, never read at this build's offsets.
  */
 int guard_open(struct guard *g, bool load);
+/*
+ * The same, opening only the maps which names (the program always; the
+ * others stay -1): a hook's attach writes two or three of the five, and
+ * each costs an OBJ_GET, an OBJ_GET_INFO and a close.  A program and its
+ * marker of this build mean a complete set: the program is pinned last.
+ */
+enum {
+	GUARD_PIN_POLICIES = 1u << 0,
+	GUARD_PIN_COUNTERS = 1u << 1,
+	GUARD_PIN_STATS = 1u << 2,
+	GUARD_PIN_EVENTS = 1u << 3,
+	GUARD_PIN_LEARNED = 1u << 4,
+	GUARD_PINS_ALL = 0x1f,
+};
+int guard_open_some(struct guard *g, bool load, unsigned which);
 /* The same for the pins in dir (nsguard upgrade builds the new set aside). */
 int guard_open_at(struct guard *g, const char *dir, bool load);
 /* This build's ABI: 16 hex digits hashed from its BPF object. */
