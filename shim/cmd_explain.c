@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "jv.h"
-
 #include "cmd.h"
 #include "config.h"
 #include "json.h"

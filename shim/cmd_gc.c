@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "jv.h"
-
 #include "cmd.h"
 #include "container.h"
 #include "json.h"

@@ -11,8 +11,6 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <bpf/libbpf.h>
-#include "jv.h"
-
 #include "cmd.h"
 #include "guard.h"
 #include "json.h"

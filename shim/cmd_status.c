@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "jv.h"
-
 #include "cmd.h"
 #include "guard.h"
 #include "json.h"

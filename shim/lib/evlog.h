@@ -20,9 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "jv.h"
 
 #include "../../bpf/nsguard.h"
+#include "jv.h"
 
 #define EVLOG_DIR NSGUARD_RUN_DIR "/events"
 #define EVLOG_PATH EVLOG_DIR "/log"

@@ -116,10 +116,10 @@ static int bpffs_check(void)
 
 
 /*
- * The pinned objects (in the order of guard.h's GUARD_PIN_* bits), relative
- * to the pin directory, with what a matching
- * map must look like: a program built from another nsguard.bpf.o must never
- * get this build's policies written at this build's offsets.
+ * The pinned objects, indexed as guard.h's GUARD_PIN_I_*, relative to the
+ * pin directory, with what a matching map must look like: a program built
+ * from another nsguard.bpf.o must never get this build's policies written
+ * at this build's offsets.
  */
 static const struct {
 	const char *name;
@@ -128,19 +128,22 @@ static const struct {
 	__u32 value_size; /* 0: not checked (ring buffer) */
 	__u32 max_entries; /* 0: not checked (cgroup storage) */
 } pins[] = {
-	{ "policies", offsetof(struct guard, policies_fd), BPF_MAP_TYPE_CGROUP_STORAGE,
-	  sizeof(struct nsguard_policy), 0 },
-	{ "counters", offsetof(struct guard, counters_fd), BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE,
-	  sizeof(struct nsguard_counters), 0 },
-	{ "stats", offsetof(struct guard, stats_fd), BPF_MAP_TYPE_PERCPU_ARRAY,
-	  sizeof(struct nsguard_stats), 1 },
-	{ "events", offsetof(struct guard, events_fd), BPF_MAP_TYPE_RINGBUF, 0,
-	  NSGUARD_EVENTS_SIZE },
-	{ "learned", offsetof(struct guard, learned_fd), BPF_MAP_TYPE_HASH,
-	  sizeof(struct nsguard_usage), NSGUARD_LEARN_MAX },
+	[GUARD_PIN_I_POLICIES] = { "policies", offsetof(struct guard, policies_fd),
+				   BPF_MAP_TYPE_CGROUP_STORAGE, sizeof(struct nsguard_policy), 0 },
+	[GUARD_PIN_I_COUNTERS] = { "counters", offsetof(struct guard, counters_fd),
+				   BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE,
+				   sizeof(struct nsguard_counters), 0 },
+	[GUARD_PIN_I_STATS] = { "stats", offsetof(struct guard, stats_fd),
+				BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(struct nsguard_stats), 1 },
+	[GUARD_PIN_I_EVENTS] = { "events", offsetof(struct guard, events_fd),
+				 BPF_MAP_TYPE_RINGBUF, 0, NSGUARD_EVENTS_SIZE },
+	[GUARD_PIN_I_LEARNED] = { "learned", offsetof(struct guard, learned_fd),
+				  BPF_MAP_TYPE_HASH, sizeof(struct nsguard_usage),
+				  NSGUARD_LEARN_MAX },
 	/* The program last: its pin marks a complete set. */
-	{ "prog", offsetof(struct guard, prog_fd), 0, 0, 0 },
+	[GUARD_PIN_I_PROG] = { "prog", offsetof(struct guard, prog_fd), 0, 0, 0 },
 };
+_Static_assert(ARRAY_SIZE(pins) == GUARD_PIN_I_PROG + 1, "the program is the last pin");
 
 #define PIN_FD(g, i) ((int *)((char *)(g) + pins[i].off))
 
@@ -272,8 +275,8 @@ static int check_marker(const struct guard *g)
 	return stale(g, why);
 }
 
-/* Each pinned map opened has this build's type, value size and size. */
-static int check_maps(struct guard *g)
+/* Each pinned map which names is open and has this build's type, value size and size. */
+static int check_maps(struct guard *g, unsigned which)
 {
 	char why[160];
 
@@ -282,8 +285,11 @@ static int check_maps(struct guard *g)
 		__u32 len = sizeof(info);
 		int err;
 
-		if (!pins[i].type || *PIN_FD(g, i) < 0)
+		if (!pins[i].type || !(which & (1u << i)))
 			continue;
+		if (*PIN_FD(g, i) < 0)
+			return nsg_fail(EBADF, "the pinned map %s/%s is not open", g->dir,
+					pins[i].name);
 		err = bpf_obj_get_info_by_fd(*PIN_FD(g, i), &info, &len);
 		if (err)
 			return nsg_fail(-err, "cannot read the pinned map %s/%s: %s", g->dir,
@@ -460,7 +466,9 @@ int guard_lock(int *fd_out)
 /*
  * The pinned set, this build's: the marker first, so another build's set
  * is -ESTALE even when it lacks one of this build's pins, and a set of ours
- * that lacks one is -ESTALE too (an upgrade rebuilds either).
+ * that lacks one of the pins which names (or the program) is -ESTALE too
+ * (an upgrade rebuilds either).  A pin removed by hand that a hook does
+ * not open is found by the next command that opens the whole set.
  */
 static int open_pinned(struct guard *g, unsigned which)
 {
@@ -478,7 +486,7 @@ static int open_pinned(struct guard *g, unsigned which)
 				"rebuilds the set",
 				g->dir, why);
 	}
-	return err ?: check_maps(g);
+	return err ?: check_maps(g, which);
 }
 
 static int open_at(struct guard *g, const char *dir, bool load, unsigned which)

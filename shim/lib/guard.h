@@ -53,13 +53,21 @@ int guard_open(struct guard *g, bool load);
  * each costs an OBJ_GET, an OBJ_GET_INFO and a close.  A program and its
  * marker of this build mean a complete set: the program is pinned last.
  */
+enum guard_pin_index { /* guard.c's pins[], the program last */
+	GUARD_PIN_I_POLICIES,
+	GUARD_PIN_I_COUNTERS,
+	GUARD_PIN_I_STATS,
+	GUARD_PIN_I_EVENTS,
+	GUARD_PIN_I_LEARNED,
+	GUARD_PIN_I_PROG,
+};
 enum {
-	GUARD_PIN_POLICIES = 1u << 0,
-	GUARD_PIN_COUNTERS = 1u << 1,
-	GUARD_PIN_STATS = 1u << 2,
-	GUARD_PIN_EVENTS = 1u << 3,
-	GUARD_PIN_LEARNED = 1u << 4,
-	GUARD_PINS_ALL = 0x1f,
+	GUARD_PIN_POLICIES = 1u << GUARD_PIN_I_POLICIES,
+	GUARD_PIN_COUNTERS = 1u << GUARD_PIN_I_COUNTERS,
+	GUARD_PIN_STATS = 1u << GUARD_PIN_I_STATS,
+	GUARD_PIN_EVENTS = 1u << GUARD_PIN_I_EVENTS,
+	GUARD_PIN_LEARNED = 1u << GUARD_PIN_I_LEARNED,
+	GUARD_PINS_ALL = (1u << GUARD_PIN_I_PROG) - 1,
 };
 int guard_open_some(struct guard *g, bool load, unsigned which);
 /* The same for the pins in dir (nsguard upgrade builds the new set aside). */

@@ -30,10 +30,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "jv.h"
 
 #include "fileio.h"
 #include "json.h"
@@ -501,10 +500,17 @@ static void gone_trim(const char *g, time_t keep_secs, size_t max)
 		unlinkat(dfd, e[i].name, 0);
 }
 
-bool record_gone_trim_due(__u64 cgroup_id)
+bool record_gone_trim_due(void)
 {
-	/* Fibonacci hashing: ids that step by any stride still spread. */
-	return (cgroup_id * 0x9e3779b97f4a7c15ull) >> 58 == 0;
+	unsigned char r = 0;
+
+	/*
+	 * A coin, not a function of the cgroup id: ids come in strides a tenant
+	 * with a delegated subtree can steer.  No randomness: trim.
+	 */
+	if (getrandom(&r, 1, GRND_NONBLOCK) != 1)
+		return true;
+	return r < 4;
 }
 
 int record_retire(const char *dir, const char *id, __u64 cgroup_id)
@@ -524,7 +530,7 @@ int record_retire(const char *dir, const char *id, __u64 cgroup_id)
 
 		utimensat(AT_FDCWD, to, NULL, 0); /* retired now, for the sweep */
 		/* Bounded here, not only by gc: a loop of short containers fills /run. */
-		if (record_gone_trim_due(cgroup_id))
+		if (record_gone_trim_due())
 			gone_trim(g, NSGUARD_GONE_KEEP_SECS, NSGUARD_GONE_MAX);
 		/* The index entry is the record's second name: it goes with it. */
 		if (entry && lstat(entry, &a) == 0 && lstat(to, &b) == 0 && same_file(&a, &b))

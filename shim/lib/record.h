@@ -41,12 +41,13 @@ int record_remove(const char *dir, const char *id, __u64 cgroup_id);
  */
 int record_retire(const char *dir, const char *id, __u64 cgroup_id);
 /*
- * Whether the retire of cgroup_id also trims the retired records (reads
- * the whole directory): one retire in 64, by a hash of the id, so that a
- * poststop costs the same however many containers stopped lately; between
- * two trims the count may pass NSGUARD_GONE_MAX by about 64.
+ * Whether a retire also trims the retired records (reads the whole
+ * directory): one in 64 at random (getrandom), so that a poststop costs the
+ * same however many containers stopped lately.  Between two trims the
+ * count passes NSGUARD_GONE_MAX by 64 on average; by 1000 with a chance
+ * below 1e-6.
  */
-bool record_gone_trim_due(__u64 cgroup_id);
+bool record_gone_trim_due(void);
 /* The retired record of cgroup_id: 0, or -errno (no message). */
 int record_read_gone(const char *dir, __u64 cgroup_id, struct nsguard_record *rec);
 /* Remove the retired records older than keep_secs. */

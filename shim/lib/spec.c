@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "jv.h"
-
 #include "json.h"
 #include "jsonstrict.h"
 #include "log.h"

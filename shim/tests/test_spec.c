@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nsguard runtime's edit of config.json (spec.c): text in, text out. */
 #include <stdlib.h>
-#include "jv.h"
-
 #include "json.h"
 #include "spec.h"
 #include "strict_cases.h"
