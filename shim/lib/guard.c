@@ -228,7 +228,7 @@ unsigned long long guard_pinned_seq(const char *dir)
 	return best;
 }
 
-static void pinned_abi(const char *dir, char *out, size_t len);
+static unsigned pinned_abi(const char *dir, char *out, size_t len);
 
 bool guard_pinned_abi_is_ours(const char *dir)
 {
@@ -239,16 +239,25 @@ bool guard_pinned_abi_is_ours(const char *dir)
 	return strcmp(found, abi) == 0;
 }
 
-/* The abi-* marker in dir ("" if none, "?" if several). */
-static void pinned_abi(const char *dir, char *out, size_t len)
+/*
+ * The abi-* marker in dir ("" if none, "?" if several), and which of
+ * pins[] are there (bit i: pins[i]) from the same listing.
+ */
+static unsigned pinned_abi(const char *dir, char *out, size_t len)
 {
 	cleanup_closedir DIR *d = opendir(dir);
+	unsigned present = 0;
 	struct dirent *e;
 
 	snprintf(out, len, "%s", "");
-	while (d && (e = readdir(d)))
+	while (d && (e = readdir(d))) {
 		if (strncmp(e->d_name, "abi-", 4) == 0)
 			snprintf(out, len, "%s", out[0] ? "?" : e->d_name + 4);
+		for (size_t i = 0; i < ARRAY_SIZE(pins); i++)
+			if (strcmp(e->d_name, pins[i].name) == 0)
+				present |= 1u << i;
+	}
+	return present;
 }
 
 /* Another build's set, and why, as every command that opens the pins says it. */
@@ -261,13 +270,16 @@ static int stale(const struct guard *g, const char *why)
 			g->dir, why);
 }
 
-/* The abi-* marker in g->dir is this build's. */
-static int check_marker(const struct guard *g)
+/*
+ * The abi-* marker in g->dir is this build's; *present, the pins there
+ * (a hook opens a few, and must still see a set missing any).
+ */
+static int check_marker(const struct guard *g, unsigned *present)
 {
 	char abi[GUARD_ABI_LEN], found[64], why[160];
 
 	guard_abi(abi);
-	pinned_abi(g->dir, found, sizeof(found));
+	*present = pinned_abi(g->dir, found, sizeof(found));
 	if (strcmp(found, abi) == 0)
 		return 0;
 	snprintf(why, sizeof(why), "its ABI is %s, this nsguard's is %s",
@@ -466,17 +478,22 @@ int guard_lock(int *fd_out)
 /*
  * The pinned set, this build's: the marker first, so another build's set
  * is -ESTALE even when it lacks one of this build's pins, and a set of ours
- * that lacks one of the pins which names (or the program) is -ESTALE too
- * (an upgrade rebuilds either).  A pin removed by hand that a hook does
- * not open is found by the next command that opens the whole set.
+ * that lacks one (the marker's listing shows every pin, opened or not) is
+ * -ESTALE too (an upgrade rebuilds either).
  */
 static int open_pinned(struct guard *g, unsigned which)
 {
-	int err = check_marker(g);
+	unsigned present = 0;
+	int err = check_marker(g, &present);
 
 	if (err)
 		return err;
-	err = open_pins(g, which);
+	/* A pin missing from the listing: as if its open had failed. */
+	for (size_t i = 0; i < ARRAY_SIZE(pins) && !err; i++)
+		if (!(present & (1u << i)))
+			err = nsg_fail(ENOENT, "no %s/%s", g->dir, pins[i].name);
+	if (!err)
+		err = open_pins(g, which);
 	if (err == -ENOENT) {
 		char why[512];
 
