@@ -94,8 +94,8 @@ static uint32_t fold_hash(const char *k, size_t len, uint32_t obj)
 size_t json_string_decode(const char *str, size_t n, size_t i, char *out, size_t cap)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t len = 0, k, w;
-	uint32_t r, lo;
+	size_t len = 0, k, w, took;
+	uint32_t r;
 	char u[4];
 
 	for (i++; i < n && s[i] != '"';) {
@@ -106,25 +106,14 @@ size_t json_string_decode(const char *str, size_t n, size_t i, char *out, size_t
 			i++;
 			continue;
 		}
-		switch (s[i + 1]) {
-		case 'b': r = '\b'; break;
-		case 'f': r = '\f'; break;
-		case 'n': r = '\n'; break;
-		case 'r': r = '\r'; break;
-		case 't': r = '\t'; break;
-		case 'u': r = 0; break;
-		default: r = s[i + 1]; break; /* " \ / */
-		}
-		i += 2;
-		if (s[i - 1] == 'u') {
-			r = 0; /* a checked document has its four digits */
-			jv_hex4((const char *)s, n, i, &r);
-			i += 4;
-			if (r >= 0xd800 && r < 0xdc00 && jv_hex4((const char *)s, n, i + 2, &lo) == 0) {
-				r = 0x10000 + ((r - 0xd800) << 10) + (lo - 0xdc00);
-				i += 6;
-			}
-		}
+		/* A checked document: every escape is whole and valid. */
+		r = 0;
+		took = 2;
+		if (s[i + 1] == 'u')
+			jv_unescape_u(str, n, i, &r, &took);
+		else if (s[i + 1] < 128)
+			r = jv_unescape[s[i + 1]];
+		i += took;
 		w = jv_put_utf8(u, r);
 		for (k = 0; k < w; k++, len++)
 			if (len < cap)
@@ -311,7 +300,7 @@ static int string(struct checker *c, size_t i, size_t *end, uint32_t obj)
 	const unsigned char *s = c->s;
 	size_t at = i, off = c->used, len;
 	const char *why = NULL;
-	uint32_t r, lo;
+	uint32_t r;
 	char u[4];
 
 	for (i++;;) {
@@ -346,36 +335,25 @@ static int string(struct checker *c, size_t i, size_t *end, uint32_t obj)
 		}
 		if (r == '\\') {
 			unsigned e = i + 1 < c->n ? s[i + 1] : 0;
+			size_t took = 2;
+			int err = 0;
 
-			switch (e) {
-			case '"': case '\\': case '/': r = e; break;
-			case 'b': r = '\b'; break;
-			case 'f': r = '\f'; break;
-			case 'n': r = '\n'; break;
-			case 'r': r = '\r'; break;
-			case 't': r = '\t'; break;
-			case 'u':
-				if (jv_hex4((const char *)s, c->n, i + 2, &r) < 0)
-					return bad(c, i, "a \\u escape without four hex digits");
-				if (r == 0)
-					return bad(c, i, "a \\u0000 escape (a C string ends there)");
-				if (r >= 0xd800 && r < 0xdc00 && i + 12 <= c->n && s[i + 6] == '\\' &&
-				    s[i + 7] == 'u' && jv_hex4((const char *)s, c->n, i + 8, &lo) == 0 && lo >= 0xdc00 &&
-				    lo < 0xe000) {
-					r = 0x10000 + ((r - 0xd800) << 10) + (lo - 0xdc00);
-					i += 6;
-				} else if (r >= 0xd800 && r < 0xe000) {
-					return bad(c, i, "a \\u escape of a lone UTF-16 surrogate "
-							 "(runc reads U+FFFD)");
-				}
-				i += 4;
-				break;
-			default:
-				if (e > 0x20 && e < 0x7f)
-					return bad(c, i, "an invalid escape \\%c", e);
+			if (e == 'u')
+				err = jv_unescape_u((const char *)s, c->n, i, &r, &took);
+			else if (e < 128 && jv_unescape[e])
+				r = jv_unescape[e];
+			else if (e > 0x20 && e < 0x7f)
+				return bad(c, i, "an invalid escape \\%c", e);
+			else
 				return bad(c, i, "an invalid escape (byte 0x%02x after \\)", e);
-			}
-			i += 2;
+			if (err == -EINVAL)
+				return bad(c, i, "a \\u escape without four hex digits");
+			if (err == -ERANGE)
+				return bad(c, i, "a \\u0000 escape (a C string ends there)");
+			if (err == -EILSEQ)
+				return bad(c, i, "a \\u escape of a lone UTF-16 surrogate "
+						 "(runc reads U+FFFD)");
+			i += took;
 		} else {
 			i++;
 		}

@@ -111,6 +111,32 @@ int jv_hex4(const char *s, size_t n, size_t at, uint32_t *out)
 	return 0;
 }
 
+const unsigned char jv_unescape[128] = {
+	['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b',
+	['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
+
+int jv_unescape_u(const char *s, size_t n, size_t at, uint32_t *r, size_t *took)
+{
+	uint32_t hi, lo;
+
+	if (jv_hex4(s, n, at + 2, &hi) < 0)
+		return -EINVAL;
+	if (hi == 0)
+		return -ERANGE;
+	*took = 6;
+	if (hi >= 0xd800 && hi < 0xdc00 && at + 12 <= n && s[at + 6] == '\\' &&
+	    s[at + 7] == 'u' && jv_hex4(s, n, at + 8, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
+		*r = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
+		*took = 12;
+		return 0;
+	}
+	if (hi >= 0xd800 && hi < 0xe000)
+		return -EILSEQ;
+	*r = hi;
+	return 0;
+}
+
 size_t jv_put_utf8(char *o, uint32_t r)
 {
 	if (r < 0x80) {
@@ -167,51 +193,27 @@ static int parse_string(struct parser *p, const char **out)
 		return 0;
 	}
 	for (size_t i = start; i < end;) {
-		char c = p->s[i++];
-		uint32_t r, lo;
+		unsigned char c = p->s[i];
+		size_t took = 2;
+		uint32_t r;
 
 		if (c != '\\') {
 			*d++ = c;
+			i++;
 			continue;
 		}
-		c = p->s[i++];
-		switch (c) {
-		case '"':
-		case '\\':
-		case '/':
-			*d++ = c;
-			break;
-		case 'b':
-			*d++ = '\b';
-			break;
-		case 'f':
-			*d++ = '\f';
-			break;
-		case 'n':
-			*d++ = '\n';
-			break;
-		case 'r':
-			*d++ = '\r';
-			break;
-		case 't':
-			*d++ = '\t';
-			break;
-		case 'u':
-			if (i + 4 > end || jv_hex4(p->s, p->n, i, &r) < 0 || r == 0 || (r >= 0xdc00 && r <= 0xdfff))
+		c = p->s[i + 1];
+		if (c == 'u') {
+			/* Within the string: its end is no hex digit either. */
+			if (jv_unescape_u(p->s, end, i, &r, &took) < 0)
 				return -EINVAL;
-			i += 4;
-			if (r >= 0xd800 && r <= 0xdbff) {
-				if (i + 6 > end || p->s[i] != '\\' || p->s[i + 1] != 'u' ||
-				    jv_hex4(p->s, p->n, i + 2, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
-					return -EINVAL;
-				i += 6;
-				r = 0x10000 + ((r - 0xd800) << 10) + (lo - 0xdc00);
-			}
 			d += jv_put_utf8(d, r);
-			break;
-		default:
+		} else if (c < 128 && jv_unescape[c]) {
+			*d++ = jv_unescape[c];
+		} else {
 			return -EINVAL;
 		}
+		i += took;
 	}
 	*d = '\0';
 	p->i = end + 1;
@@ -776,6 +778,11 @@ static void put_tabs(struct out *o, unsigned n)
 
 static void put_string(struct out *o, const char *s)
 {
+	/* jv_unescape backwards, but '/', which is written as it is. */
+	static const char letter[128] = {
+		['"'] = '"', ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f',
+		['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
+	};
 	const char *plain = s;
 
 	put(o, "\"", 1);
@@ -787,31 +794,10 @@ static void put_string(struct out *o, const char *s)
 			continue;
 		put(o, plain, s - plain);
 		plain = s + 1;
-		switch (c) {
-		case '"':
-			strcpy(esc, "\\\"");
-			break;
-		case '\\':
-			strcpy(esc, "\\\\");
-			break;
-		case '\b':
-			strcpy(esc, "\\b");
-			break;
-		case '\f':
-			strcpy(esc, "\\f");
-			break;
-		case '\n':
-			strcpy(esc, "\\n");
-			break;
-		case '\r':
-			strcpy(esc, "\\r");
-			break;
-		case '\t':
-			strcpy(esc, "\\t");
-			break;
-		default:
+		if (letter[c])
+			snprintf(esc, sizeof(esc), "\\%c", letter[c]);
+		else
 			snprintf(esc, sizeof(esc), "\\u%04x", c);
-		}
 		puts_(o, esc);
 	}
 	put(o, plain, s - plain);

@@ -44,6 +44,18 @@ struct jv {
  */
 extern const unsigned char jv_plain[256];
 
+/*
+ * JSON's two-character escapes: the byte after the '\\' (below 128) -> the
+ * byte it stands for; 0 for none ('u' is jv_unescape_u's).
+ */
+extern const unsigned char jv_unescape[128];
+/*
+ * The \u escape whose '\\' is s[at] (within n), a surrogate pair taken
+ * whole: the rune in *r, the bytes it takes (6 or 12) in *took.  -EINVAL:
+ * not four hex digits; -ERANGE: U+0000; -EILSEQ: a lone surrogate.  The one
+ * reading of \u for jv and json_strict_check alike.
+ */
+int jv_unescape_u(const char *s, size_t n, size_t at, uint32_t *r, size_t *took);
 /* The four hex digits at s[at] (within n) as a number: 0, or -EINVAL. */
 int jv_hex4(const char *s, size_t n, size_t at, uint32_t *out);
 /* r (at most U+10FFFF) as UTF-8 at o (room for 4): its length. */
