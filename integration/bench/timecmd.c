@@ -59,7 +59,10 @@ int main(int argc, char **argv)
 	int opt, status, rc, fd, n, stamp = 0, faults = 0;
 	struct rusage ru;
 	uint64_t t0, t1;
-	volatile uint64_t *exec_tsc;
+	/* Written by the child before its execve. */
+	volatile struct {
+		uint64_t tsc, faults;
+	} *shared;
 	pid_t pid;
 
 	if (argc >= 2 && strcmp(argv[1], "--calibrate") == 0)
@@ -78,14 +81,13 @@ int main(int argc, char **argv)
 	if (!out || optind >= argc || (stamp && faults))
 		goto usage;
 	/* The child's TSC before execve, back to the parent (-s). */
-	/* [0]: the TSC at execve; [1]: the faults before it (-f). */
-	exec_tsc = mmap(NULL, 2 * sizeof(*exec_tsc), PROT_READ | PROT_WRITE,
-			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (exec_tsc == MAP_FAILED) {
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		      -1, 0);
+	if (shared == MAP_FAILED) {
 		perror("timecmd: mmap");
 		return 125;
 	}
-	exec_tsc[0] = exec_tsc[1] = 0;
+	shared->tsc = shared->faults = 0;
 	t0 = bench_now();
 	pid = fork();
 	if (pid < 0) {
@@ -97,11 +99,11 @@ int main(int argc, char **argv)
 
 		if (preload)
 			setenv("LD_PRELOAD", preload, 1);
-		*exec_tsc = bench_tsc();
-		snprintf(tsc, sizeof(tsc), "%llu", (unsigned long long)*exec_tsc);
+		shared->tsc = bench_tsc();
+		snprintf(tsc, sizeof(tsc), "%llu", (unsigned long long)shared->tsc);
 		setenv("BENCH_EXEC_TSC", tsc, 1);
 		if (faults && getrusage(RUSAGE_SELF, &ru) == 0)
-			exec_tsc[1] = ru.ru_minflt + ru.ru_majflt;
+			shared->faults = ru.ru_minflt + ru.ru_majflt;
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "timecmd: %s: %s\n", argv[optind], strerror(errno));
 		_exit(127);
@@ -114,11 +116,11 @@ int main(int argc, char **argv)
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (stamp)
 		n = snprintf(line, sizeof(line), "%s %llu %d %llu\n", label,
-			     (unsigned long long)bench_ns(t1 - t0), rc, (unsigned long long)*exec_tsc);
+			     (unsigned long long)bench_ns(t1 - t0), rc, (unsigned long long)shared->tsc);
 	else if (faults)
 		n = snprintf(line, sizeof(line), "%s %llu %d %llu\n", label,
 			     (unsigned long long)bench_ns(t1 - t0), rc,
-			     (unsigned long long)(ru.ru_minflt + ru.ru_majflt - exec_tsc[1]));
+			     (unsigned long long)(ru.ru_minflt + ru.ru_majflt - shared->faults));
 	else
 		n = snprintf(line, sizeof(line), "%s %llu %d\n", label,
 			     (unsigned long long)bench_ns(t1 - t0), rc);
