@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 
@@ -68,6 +70,50 @@ static int check_alive(const char *proc_root, pid_t pid)
 	if (state == 'Z' || state == 'X')
 		return nsg_fail(ESRCH, "pid %d has exited (zombie)", (int)pid);
 	return 0;
+}
+
+int pidfd_open_pid(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int pidfd_pid(int fd, pid_t *pid_out)
+{
+	char path[64], link[64], buf[512], *p;
+	cleanup_close int info = -1;
+	ssize_t n;
+	int pid;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -EBADF;
+	link[n] = '\0';
+	if (strcmp(link, "anon_inode:[pidfd]") != 0)
+		return -EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	info = open(path, O_RDONLY | O_CLOEXEC);
+	if (info < 0)
+		return -EBADF;
+	n = read(info, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -EBADF;
+	buf[n] = '\0';
+	p = strstr(buf, "\nPid:\t");
+	if (!p || sscanf(p + 6, "%d", &pid) != 1)
+		return -EBADF;
+	/* -1: it has exited; 0: not in this pid namespace. */
+	if (pid <= 0)
+		return pid < 0 ? -ESRCH : -EXDEV;
+	*pid_out = pid;
+	return 0;
+}
+
+bool pidfd_alive(int fd)
+{
+	return syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) == 0;
 }
 
 /* cgroup paths are kernel-generated, but a ".." shows up for cgroups outside
@@ -160,16 +206,21 @@ int cgroup_path_of_pid(const char *proc_root, pid_t pid, char **path_out)
 }
 
 /*
- * stat of cgroup_root, once per process and root: a hook opens cgroups
- * thrice.  nsguard's processes are short; cgroupfs is not remounted under
- * one of them.
+ * stat of cgroup_root, once per hook and root: a hook opens cgroups thrice.
+ * A hook's process is short, and the agent forgets it before each request
+ * (cgroup_root_forget): cgroupfs is not remounted under one of them.
  */
+static char cached[256];
+static struct stat csb;
+static bool valid;
+
+void cgroup_root_forget(void)
+{
+	valid = false;
+}
+
 static int root_stat(const char *cgroup_root, struct stat *sb)
 {
-	static char cached[256];
-	static struct stat csb;
-	static bool valid;
-
 	if (!valid || strcmp(cached, cgroup_root) != 0) {
 		valid = false;
 		if (strlen(cgroup_root) >= sizeof(cached) || stat(cgroup_root, &csb) < 0)

@@ -51,6 +51,20 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
  * format that does not parse, other -errno from open/read; no message.
  */
 int proc_stat_read(const char *proc_root, pid_t pid, char *state, __u64 *start);
+
+/* Forget the cached stat of the cgroup root: a process that outlives one hook calls it. */
+void cgroup_root_forget(void);
+
+/*
+ * The container's init as a pidfd: a pid read through it names the same
+ * process for as long as pidfd_alive() says so, whatever exits meanwhile.
+ * pidfd_open_pid: an fd, or -errno (-ESRCH: no such pid), no message.
+ * pidfd_pid: the pid fd names in this pid namespace; -EBADF when fd is no
+ * pidfd, -ESRCH when its process has exited.
+ */
+int pidfd_open_pid(pid_t pid);
+int pidfd_pid(int fd, pid_t *pid_out);
+bool pidfd_alive(int fd);
 /*
  * Whether a cgroup with this id exists (cgroupfs file handles are cgroup
  * ids); true when it cannot tell, so that callers keep what they have.

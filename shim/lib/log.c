@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
@@ -18,12 +19,12 @@
 
 #include "log.h"
 
-#define NSG_MSG_MAX 4096
 
 static char last_error[NSG_MSG_MAX];
 static int verbose_level;
 static const char *kmsg_path; /* NULL: no kernel log fallback */
 static const char *syslog_path; /* NULL: no system log */
+static struct nsg_capture *capture; /* the agent: lines go back to the hook */
 
 /* Messages are one line on stderr: control characters (a newline in an
  * annotation value, say) must not split or forge lines. */
@@ -179,12 +180,59 @@ again:
 	close(fd);
 }
 
+/* A line for the hook that asked the agent: its level digit, the message. */
+static void capture_line(int level, const char *msg)
+{
+	size_t n = strlen(msg) + 3;
+	char *nbuf;
+
+	/* Room is kept for the error that ends a hook. */
+	if (capture->len + n > NSG_CAPTURE_MAX - (level > LOG_ERR ? NSG_MSG_MAX + 3 : 0)) {
+		capture->truncated = true;
+		return;
+	}
+	if (capture->len + n > capture->cap) {
+		size_t cap = capture->cap ? capture->cap * 2 : 1024;
+
+		while (cap < capture->len + n)
+			cap *= 2;
+		nbuf = realloc(capture->buf, cap);
+		if (!nbuf) {
+			capture->truncated = true;
+			return;
+		}
+		capture->buf = nbuf;
+		capture->cap = cap;
+	}
+	capture->len += (size_t)snprintf(capture->buf + capture->len, n, "%c%s\n",
+					 '0' + (level & 7), msg);
+}
+
 static void print_line(int level, const char *msg)
 {
-	/* One fprintf call so concurrent hooks do not interleave mid-line. */
-	fprintf(stderr, "nsguard: %s\n", msg);
-	to_kmsg(level, msg);
+	if (capture) {
+		capture_line(level, msg);
+	} else {
+		/* One fprintf call so concurrent hooks do not interleave mid-line. */
+		fprintf(stderr, "nsguard: %s\n", msg);
+		to_kmsg(level, msg);
+	}
 	to_syslog(level, msg);
+}
+
+void nsg_log_capture(struct nsg_capture *c)
+{
+	capture = c;
+}
+
+void nsg_log_relay(int level, const char *msg)
+{
+	char buf[NSG_MSG_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", msg);
+	sanitize(buf);
+	fprintf(stderr, "nsguard: %s\n", buf);
+	to_kmsg(level, buf);
 }
 
 static __attribute__((format(printf, 2, 0))) void vprint(int level, const char *fmt, va_list ap)

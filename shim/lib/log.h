@@ -9,6 +9,9 @@
 
 #include <stdbool.h>
 
+/* The longest message, terminator included. */
+#define NSG_MSG_MAX 4096
+
 /* Record the error message (printf format) and return -errnum (errnum > 0). */
 int nsg_fail(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prefix the recorded message with more context ("attach /x: <old>"). */
@@ -39,5 +42,22 @@ void nsg_log_kmsg_fallback(const char *path);
  * missing socket or a full queue drops the record.  NULL turns it off.
  */
 void nsg_log_syslog(const char *path);
+
+/*
+ * The agent runs a hook's work for it: while c is set, errors, warnings
+ * and info lines are appended to c->buf ("<level digit><message>\n", at
+ * most NSG_CAPTURE_MAX bytes, then c->truncated) instead of stderr and the
+ * kernel log, which are the hook's to write (nsg_log_relay); the system log
+ * still gets them here.  NULL stops.
+ */
+#define NSG_CAPTURE_MAX 16384
+struct nsg_capture {
+	char *buf; /* malloc'd; the caller frees it */
+	size_t len, cap;
+	bool truncated;
+};
+void nsg_log_capture(struct nsg_capture *c);
+/* A captured line, written as the hook writes its own: stderr, kernel log fallback. */
+void nsg_log_relay(int level, const char *msg);
 
 #endif

@@ -114,6 +114,7 @@ void suite_fileio(void);
 void suite_identity(void);
 void suite_spec(void);
 void suite_outcomes(void);
+void suite_agent(void);
 void suite_jv(void);
 
 #endif

@@ -120,6 +120,7 @@ static const struct {
 	{ "identity", suite_identity },
 	{ "spec", suite_spec },
 	{ "outcomes", suite_outcomes },
+	{ "agent", suite_agent },
 	{ "jv", suite_jv },
 };
 

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The hook and the resident agent (nsguard agent): one request, one answer
+ * on a unix stream socket, root only.
+ *
+ *   hook                                   agent
+ *   connect, send request + pidfd  ──►     accept, check the peer
+ *                                   ◄──    'A' (will serve) or 'N' (will not)
+ *                                   ◄──    reply: exit status, the lines to print
+ *
+ * The request is a header, the --config path and the raw OCI state; the
+ * init's pidfd rides on it (SCM_RIGHTS).  The agent serves only a peer that
+ * runs the very binary it runs, with its root directory, in its own mount,
+ * pid, cgroup and user namespaces: anything else answers 'N' and the hook
+ * does the work itself.
+ * So does a hook whose agent does not answer in time, closes the
+ * connection, or is not there: the agent is an accelerator, never a way to
+ * start a container less guarded.
+ */
+#ifndef NSGUARD_AGENT_H
+#define NSGUARD_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "../../bpf/nsguard.h"
+
+#define NSGUARD_AGENT_SOCKET NSGUARD_RUN_DIR "/agent.sock"
+/* The hook's bounds: for the agent's first byte, then for its verdict. */
+#define AGENT_ACK_MS 2000
+#define AGENT_VERDICT_MS 30000
+/* The agent's bound for reading one request: a slow peer stalls no one longer. */
+#define AGENT_READ_MS 2000
+
+/* The hook's STAGE on the wire; agent_stage_name() of 0 is NULL. */
+enum agent_stage {
+	AGENT_STAGE_CREATE_RUNTIME = 1,
+	AGENT_STAGE_POSTSTOP = 2,
+	AGENT_STAGE_PRESTART = 3,
+};
+enum agent_stage agent_stage_of(const char *name);
+const char *agent_stage_name(unsigned int stage);
+
+/* What the agent answers when it will not serve: the hook does the work. */
+#define AGENT_NOT_SERVED (-1)
+
+struct agent_request {
+	enum agent_stage stage;
+	int verbose;
+	const char *config; /* --config, or NULL */
+	const char *state; /* the raw OCI state, as the runtime wrote it */
+	size_t state_len;
+	int pidfd; /* the init's pidfd (attach); -1 for poststop */
+};
+
+/*
+ * The hook: ask the agent at socket_path.  0 with *status (an exit status,
+ * or AGENT_NOT_SERVED) and *text (malloc'd, the lines to print: a level
+ * digit, the message, a newline), or -errno when no agent answered in time
+ * (no message): the caller then does the work itself.
+ */
+int agent_ask(const char *socket_path, const struct agent_request *req, int *status,
+	      char **text, size_t *text_len);
+
+/* Print the agent's lines as the hook prints its own (nsg_log_relay). */
+void agent_relay(const char *text, size_t len);
+
+/*
+ * The agent: read one request from fd within AGENT_READ_MS.  req's strings
+ * point into *buf (malloc'd, the caller frees it); req->pidfd is the
+ * received fd (the caller closes it) or -1.  -errno with a message.
+ */
+int agent_read_request(int fd, struct agent_request *req, char **buf);
+
+/* The agent: send the first byte ('A' or 'N'), or the reply; never blocks. */
+int agent_send_ack(int fd, bool serve);
+int agent_send_reply(int fd, int status, const char *text, size_t len);
+
+/*
+ * The agent: may it serve the peer on fd?  0: yes; 1: no, *why says why
+ * (another binary, root or namespace); -EPERM: not root, or not in this
+ * pid namespace (no answer at all).  self_exe and self_ns are the agent's
+ * own (agent_self), read once.
+ */
+struct agent_self {
+	dev_t exe_dev, root_dev;
+	ino_t exe_ino, root_ino;
+	ino_t ns[4]; /* mnt, pid, cgroup, user */
+};
+int agent_self(struct agent_self *self);
+int agent_peer_check(int fd, const struct agent_self *self, pid_t *peer_pid, const char **why);
+
+#endif
