@@ -45,6 +45,13 @@ int cmd_configure(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_unconfigure(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_explain(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_runtime(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_agent(struct cmd_ctx *ctx, int argc, char **argv);
+/*
+ * The hook's work on a state already read (stage: createRuntime, prestart or
+ * poststop), in the hook or in the agent; pidfd: the init's, sent by the
+ * hook that asked the agent, or -1.  Returns as a command does.
+ */
+int hook_serve(struct cmd_ctx *ctx, const char *stage, const char *state, size_t len, int pidfd);
 /*
  * nsguard runtime, also reached as nsguard-runtime (tier "") and
  * nsguard-runtime-MODE (tier MODE): then every argument is the runtime's.

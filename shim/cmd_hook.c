@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* nsguard hook STAGE: the OCI runtime hook (state JSON on stdin). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "agent.h"
 #include "cgroup.h"
 #include "cmd.h"
 #include "config.h"
 #include "container.h"
+#include "fileio.h"
 #include "log.h"
 #include "oci.h"
 #include "outcomes.h"
@@ -18,6 +21,38 @@
 #include "util.h"
 
 /*
+ * pidfd: the init's, from the hook that asked the agent (-1: open it here).
+ * It must name the state's pid in this pid namespace.
+ */
+static int init_pidfd(const struct oci_state *st, int pidfd, int *out)
+{
+	pid_t pid = 0;
+	int err;
+
+	*out = -1;
+	if (pidfd < 0) {
+		pidfd = pidfd_open_pid(st->pid);
+		if (pidfd < 0)
+			return pidfd == -ESRCH ?
+				       nsg_fail(ESRCH, "pid %d does not exist or has exited",
+						(int)st->pid) :
+				       nsg_fail(-pidfd, "pidfd_open %d: %s", (int)st->pid,
+						strerror(-pidfd));
+		*out = pidfd;
+		return 0;
+	}
+	err = pidfd_pid(pidfd, &pid);
+	if (err == 0 && pid != st->pid)
+		err = -EXDEV;
+	if (err)
+		return nsg_fail(err == -ESRCH ? ESRCH : EINVAL,
+				"the pidfd sent for container %s does not name its pid %d%s", st->id,
+				(int)st->pid, err == -ESRCH ? " (it has exited)" : "");
+	*out = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
+	return *out < 0 ? nsg_fail(errno, "dup: %s", strerror(errno)) : 0;
+}
+
+/*
  * Everything after policy resolution: failures here obey fail-mode, except
  * those the container's creator caused (*never_open): its cgroup layout (the
  * root cgroup, one its processes could leave, a shared one), what its mounts
@@ -25,10 +60,11 @@
  * cgroup), a subtree too large to walk and a lock held too long (another
  * container may be the cause).
  */
-static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
+static int hook_guard(struct oci_state *st, int sent_pidfd, const struct nsguard_config *cfg,
 		      struct nsguard_policy *pol, bool *never_open, enum hook_reason *why)
 {
 	cleanup_free char *init_path = NULL, *path = NULL;
+	cleanup_close int pidfd = -1;
 	struct container_spec spec;
 	const char *how = "";
 	char desc[256];
@@ -43,6 +79,9 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	if (st->pid <= 0)
 		return nsg_fail(EINVAL, "the state of container %s has no pid", st->id);
 	*why = HOOK_REASON_SCOPE;
+	err = init_pidfd(st, sent_pidfd, &pidfd);
+	if (err)
+		return err;
 	err = cgroup_path_of_pid("/proc", st->pid, &init_path);
 	/* The root cgroup or a path with "..": where the bundle put it. */
 	if (err == -EPERM || err == -EINVAL)
@@ -78,12 +117,29 @@ static int hook_guard(struct oci_state *st, const struct nsguard_config *cfg,
 	if (err)
 		return err;
 	pol->base_level = level;
+	/*
+	 * Everything above read /proc/PID: the pid named the init throughout
+	 * while the init's pidfd still names a live process (a pid is not
+	 * reused before its process is reaped).  An init that exits meanwhile is
+	 * the container's doing: never opened.
+	 */
+	if (!pidfd_alive(pidfd)) {
+		*never_open = true;
+		return nsg_fail(ESRCH, "the init of container %s (pid %d) exited during the hook",
+				st->id, (int)st->pid);
+	}
 	spec = (struct container_spec){ .id = st->id, .pid = st->pid, .cgroup_path = path,
 					.shared = cfg->shared_cgroups, .learn_dir = cfg->learn_dir,
 					.identity = identity_pick(st->identity, cfg->identity_source) };
 	err = container_guard(&container_env_hook, &spec, pol, never_open);
 	if (err)
 		return err;
+	/* The start time on record was the init's too. */
+	if (!pidfd_alive(pidfd)) {
+		*never_open = true;
+		return nsg_fail(ESRCH, "the init of container %s (pid %d) exited during the hook",
+				st->id, (int)st->pid);
+	}
 	policy_describe(pol, desc, sizeof(desc));
 	nsg_info("guarded container %s: cgroup %s (%s), %s", st->id, path, how, desc);
 	return 0;
@@ -103,7 +159,8 @@ static void count_outcome(enum hook_result result, enum hook_reason why)
 	}
 }
 
-static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st, enum hook_reason *why)
+static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st, int sent_pidfd,
+		       enum hook_reason *why)
 {
 	struct nsguard_config cfg;
 	struct nsguard_policy pol = { 0 };
@@ -133,7 +190,7 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st, enum hook_reas
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
 
-	err = hook_guard(st, &cfg, &pol, &never_open, why);
+	err = hook_guard(st, sent_pidfd, &cfg, &pol, &never_open, why);
 	if (err && cfg.fail_open && !never_open) {
 		nsg_warn("warning: fail-mode open, container %s runs unguarded: %s", st->id,
 			 nsg_last_error());
@@ -159,12 +216,82 @@ static int hook_poststop(struct oci_state *st)
 	return 0;
 }
 
+int hook_serve(struct cmd_ctx *ctx, const char *stage, const char *state, size_t len, int pidfd)
+{
+	bool attach = strcmp(stage, "poststop") != 0;
+	struct oci_state st = { 0 };
+	int err = 0;
+
+	err = oci_state_parse(state, len, &st);
+	if (err) {
+		err = nsg_fail_context(err, "hook %s: reading the OCI state on stdin", stage);
+		if (!attach) {
+			nsg_warn("warning: %s", nsg_last_error());
+			return 0;
+		}
+		count_outcome(HOOK_REFUSED, HOOK_REASON_STATE);
+		return err;
+	}
+	if (attach) {
+		enum hook_reason why = HOOK_REASON_NONE;
+		bool opened;
+
+		err = hook_attach(ctx, &st, pidfd, &why);
+		opened = !err && why != HOOK_REASON_NONE;
+		if (!opened)
+			count_outcome(err ? HOOK_REFUSED : HOOK_GUARDED, why);
+	} else {
+		err = hook_poststop(&st);
+	}
+	oci_state_free(&st);
+	return err;
+}
+
+/*
+ * Ask the agent, when one listens: 0 and *status when it answered (its
+ * lines printed), else -errno and the hook does the work itself.
+ */
+static int hook_ask_agent(struct cmd_ctx *ctx, const char *stage, const char *state, size_t len,
+			  int *status)
+{
+	bool attach = strcmp(stage, "poststop") != 0;
+	struct agent_request req = { .stage = agent_stage_of(stage),
+				     .verbose = nsg_verbose(), .config = ctx->config_path,
+				     .state = state, .state_len = len, .pidfd = -1 };
+	cleanup_close int pidfd = -1;
+	cleanup_free char *text = NULL;
+	struct oci_state st = { 0 };
+	size_t text_len = 0;
+	int err;
+
+	if (attach) {
+		/* The pidfd is opened here, where the runtime's pid means the init. */
+		err = oci_state_parse(state, len, &st);
+		if (!err && st.pid > 0)
+			pidfd = pidfd_open_pid(st.pid);
+		oci_state_free(&st);
+		nsg_clear_error();
+		/* What the agent could not check either: the hook says why itself. */
+		if (pidfd < 0)
+			return -ESRCH;
+		req.pidfd = pidfd;
+	}
+	err = agent_ask(NSGUARD_AGENT_SOCKET, &req, status, &text, &text_len);
+	if (err < 0 && err != -ENOENT && err != -ECONNREFUSED)
+		nsg_info("the agent did not answer (%s); doing the work here", strerror(-err));
+	if (err < 0 || *status == AGENT_NOT_SERVED)
+		return err < 0 ? err : -EAGAIN;
+	agent_relay(text, text_len);
+	return 0;
+}
+
 int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct oci_state st = { 0 };
+	cleanup_free char *buf = NULL;
 	const char *stage = NULL;
+	size_t len = 0;
+	int err = 0, status = 0;
 	bool attach;
-	int err = 0;
 
 	nsg_log_kmsg_fallback("/dev/kmsg");
 	/* Refusals and warnings are on record whatever the runtime does with stderr. */
@@ -183,8 +310,11 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage("hook: unknown stage '%s' (prestart, createRuntime or poststop)",
 				 stage);
 
-	err = oci_state_read_fd(0, &st);
+	err = read_capped(0, OCI_STATE_MAX, &buf, &len);
 	if (err) {
+		err = err == -EFBIG  ? nsg_fail(EFBIG, "OCI state on stdin exceeds 1 MiB") :
+		      err == -ENOMEM ? nsg_fail(ENOMEM, "reading OCI state: out of memory") :
+				       nsg_fail(-err, "read OCI state from stdin: %s", strerror(-err));
 		err = nsg_fail_context(err, "hook %s: reading the OCI state on stdin", stage);
 		if (!attach) {
 			nsg_warn("warning: %s", nsg_last_error());
@@ -193,17 +323,8 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 		count_outcome(HOOK_REFUSED, HOOK_REASON_STATE);
 		return err;
 	}
-	if (attach) {
-		enum hook_reason why = HOOK_REASON_NONE;
-		bool opened;
-
-		err = hook_attach(ctx, &st, &why);
-		opened = !err && why != HOOK_REASON_NONE;
-		if (!opened)
-			count_outcome(err ? HOOK_REFUSED : HOOK_GUARDED, why);
-	} else {
-		err = hook_poststop(&st);
-	}
-	oci_state_free(&st);
-	return err;
+	/* The agent is an accelerator: whatever it does not answer, the hook does. */
+	if (hook_ask_agent(ctx, stage, buf, len, &status) == 0)
+		return status;
+	return hook_serve(ctx, stage, buf, len, -1);
 }

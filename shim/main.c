@@ -31,6 +31,11 @@ static const struct command {
 	{ "hook", cmd_hook, "STAGE", "the OCI hook; the runtime gives the state on stdin",
 	  "STAGE: createRuntime or prestart guards the container, poststop stops\n"
 	  "guarding it.\n" },
+	{ "agent", cmd_agent, "",
+	  "serve the hooks from a resident process (systemd socket nsguard-agent.socket)",
+	  "Listens on " "/run/nsguard/agent.sock" " (root only), or on the socket systemd\n"
+	  "passes.  A hook asks it and prints its answer; a hook whose agent does not\n"
+	  "answer in time, or runs another binary or namespaces, does the work itself.\n" },
 	{ "attach", cmd_attach, "--cgroup PATH [--id NAME] [--json] [POLICY]",
 	  "guard a cgroup by hand, within the admin config's limits", NULL },
 	{ "detach", cmd_detach, "--cgroup PATH | --id NAME [--json]",

@@ -8,7 +8,7 @@
 NSGUARD_VERSION ?= 0.1.0
 SHIM_CMD_SRCS := $(addprefix shim/,main.c cmd_common.c cmd_hook.c cmd_attach.c cmd_status.c \
 	cmd_monitor.c cmd_gc.c cmd_check.c cmd_upgrade.c cmd_suggest.c cmd_load.c cmd_unload.c \
-	cmd_configure.c cmd_explain.c cmd_runtime.c)
+	cmd_configure.c cmd_explain.c cmd_runtime.c cmd_agent.c)
 # The library's modules that call libbpf or the runtimes' tools.
 SHIM_LIB_SRCS := $(addprefix shim/lib/,guard.c container_live.c upgrade.c evlog.c configure.c \
 	configure_crio.c)
