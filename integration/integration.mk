@@ -48,8 +48,9 @@ check-guest-6.12: all $(GUEST_DEPS) check-kernel-6.12 | $(RESULTS)
 # Real clients, each in its own boot so that `make check` can run them side by
 # side: podman (hooks.d, annotations), runc (the container scripts again
 # under runc and under the other hook stage, see tests/client-runc.sh), and
-# Kubernetes pods through containerd's CRI plugin (tests/client-cri.sh).
-CLIENT_PARTS := check-clients-podman check-clients-runc check-clients-cri
+# Kubernetes pods through containerd's CRI plugin (tests/client-cri.sh), and
+# nsguard agent in front of crun's hooks (tests/client-agent.sh).
+CLIENT_PARTS := check-clients-podman check-clients-runc check-clients-cri check-clients-agent
 .PHONY: $(CLIENT_PARTS)
 check-clients: $(CLIENT_PARTS)
 

@@ -50,11 +50,11 @@ fi
 # --- 20 containers started at once: 20 policies, none lost, no hook failed,
 # each one guarded; all gone after deleting them at once.
 case_concurrent() {
-	local n=20 i id ids=() bad='' rc pids=()
+	local n=20 i id ids=() bad='' rc pids=() p=${1:-many}
 	CT_WHY=$(two_cpus)
 	[ -z "$CT_WHY" ] || return 1
 	for i in $(seq $n); do
-		id=many-$i-$S
+		id=$p-$i-$S
 		ids+=("$id")
 		ct_bundle "$id" --errno ENOSPC -- sleep 600 || return 1
 	done
@@ -74,7 +74,7 @@ case_concurrent() {
 	done
 	[ -z "$bad" ] || { CT_WHY="crun run: $bad"; return 1; }
 	local got want
-	got=$(ct_status_ids "many-")
+	got=$(ct_status_ids "$p-")
 	want=$(printf '%s\n' "${ids[@]}" | sort | tr '\n' ' ')
 	want_eq "status ids" "$got " "$want" || return 1
 	for id in "${ids[@]}"; do
@@ -94,7 +94,7 @@ case_concurrent() {
 		pids+=($!)
 	done
 	wait "${pids[@]}"
-	got=$(ct_status_ids "many-")
+	got=$(ct_status_ids "$p-")
 	want_eq "status ids after delete" "$got" "" || return 1
 	for id in "${ids[@]}"; do
 		[ -e "$CT_RECORDS/$id.json" ] && bad+="$id "
@@ -102,6 +102,27 @@ case_concurrent() {
 	[ -z "$bad" ] || { CT_WHY="records left: $bad"; return 1; }
 }
 ct_case lifecycle/concurrent-20 case_concurrent
+
+# --- the same with the agent (nsguard agent) serving the hooks: it serves
+# one at a time; a hook it does not take in time does the work itself.
+# Every container is guarded either way.
+case_concurrent_agent() {
+	local alog=$CT_WORK/agent-cc.log apid rc served
+	"$NSGUARD" -v agent >"$alog" 2>&1 &
+	apid=$!
+	for _ in $(seq 100); do grep -q "serving hooks on" "$alog" && break; sleep 0.1; done
+	case_concurrent many-agent
+	rc=$?
+	served=$(grep -c "served createRuntime" "$alog")
+	kill "$apid"
+	wait "$apid"
+	[ "$rc" = 0 ] || return 1
+	echo "# the agent served $served of 20 starts; the other hooks did their own work"
+	[ "$served" -ge 1 ] || { CT_WHY="the agent served none of the 20 starts: $(tail -n 3 "$alog" | tr '\n' ' ')"; return 1; }
+	grep -q "warning" "$alog" && { CT_WHY="the agent warned: $(grep warning "$alog" | head -n 3 | tr '\n' ' ')"; return 1; }
+	return 0
+}
+[ -n "$CT_RERUN" ] || ct_case lifecycle/concurrent-20-agent case_concurrent_agent
 
 # --- attach, detach, gc and a container start at the same time, on two CPUs:
 # the lock keeps records and pins in step.  Eight cgroups are attached and

@@ -683,9 +683,10 @@ ct_case_run() {
 
 # ct_hook_case NAME FUNC [ARGS...]: ct_case for a case that runs the hook by
 # hand and starts no container; the runtime cannot change its outcome, so a
-# re-run under another runtime or stage leaves it out.
+# re-run under another runtime or stage leaves it out.  The agent's re-run
+# (client-agent.sh) keeps them: CT_RERUN_HOOKS=1.
 ct_hook_case() {
-	[ -z "$CT_RERUN" ] || return 0
+	[ -z "$CT_RERUN" ] || [ -n "${CT_RERUN_HOOKS:-}" ] || return 0
 	ct_case "$@"
 }
 

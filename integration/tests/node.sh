@@ -72,7 +72,12 @@ node_pre() {
 	cp -R --preserve=mode "$OLD/etc/nsguard" /etc/ || setup_fail "installing the older build's config"
 	echo "# the admin's own line" >>/etc/nsguard/nsguard.conf
 	systemctl enable containerd.service nsguard-load.service nsguard-monitor.service \
-		nsguard-gc.timer >"$NODE/enable.log" 2>&1 || setup_fail "systemctl enable: $(cat "$NODE/enable.log")"
+		nsguard-gc.timer nsguard-agent.socket >"$NODE/enable.log" 2>&1 ||
+		setup_fail "systemctl enable: $(cat "$NODE/enable.log")"
+	# The admin's drop-in: one journal line per hook the agent serves.
+	mkdir -p /etc/systemd/system/nsguard-agent.service.d
+	printf '[Service]\nExecStart=\nExecStart=/usr/local/bin/nsguard -v agent\n' \
+		>/etc/systemd/system/nsguard-agent.service.d/verbose.conf
 	echo "# node: /etc, /var, /usr/local on tmpfs; nsguard $("$NSG" --version | head -n 1) installed"
 }
 case ${NSGUARD_VM_BOOT:-} in
@@ -154,6 +159,16 @@ case_held() {
 		"\"id\":\"$HELD\".*\"decision\":\"deny\""
 }
 n_case monitor-event-in-journal case_held
+
+# The first hook started the agent through its socket, and the agent served it.
+case_agent_activated() {
+	want_eq "nsguard-agent.socket" "$(systemctl is-active nsguard-agent.socket)" active || return 1
+	want_eq "nsguard-agent.service" "$(systemctl is-active nsguard-agent.service)" active || return 1
+	want_eq "its socket" "$(stat -c '%a %U %F' /run/nsguard/agent.sock)" "600 root socket" || return 1
+	journal_has "the agent's line" -u nsguard-agent.service -o cat -- '^nsguard: served createRuntime for pid [0-9]+: exit 0'
+}
+n_case agent-socket-activated case_agent_activated
+agent_pid=$(systemctl show -P MainPID nsguard-agent.service)
 
 # A refusal: ctr --privileged runs in the host's user namespace with
 # CAP_SYS_ADMIN; the hook's refusal names the container in the journal.
@@ -276,6 +291,17 @@ case_pod() {
 	want_eq "status of $HELD" "$(status_of "$HELD")" "deny denied=1"
 }
 n_case pod-after-install-guarded case_pod
+
+# The install restarted the agent on the new binary, which served the pod.
+case_agent_after_install() {
+	local pid
+	pid=$(systemctl show -P MainPID nsguard-agent.service)
+	[ "$pid" != "$agent_pid" ] && [ "$pid" != 0 ] || { CT_WHY="the agent was not restarted (pid $pid)"; return 1; }
+	want_eq "the agent's binary" "$(readlink "/proc/$pid/exe")" "$NSG" || return 1
+	journal_has "the new agent's line" -u nsguard-agent.service _PID="$pid" -o cat -- \
+		'^nsguard: served createRuntime for pid [0-9]+: exit 0'
+}
+n_case agent-restarted-by-install case_agent_after_install
 
 # The monitor's ring buffer went with the old pins: the monitor read what
 # was left in it, and the unit restarted (Restart=on-failure) onto the new
