@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,6 +21,7 @@
 #include "cgroup.h"
 #include "cmd.h"
 #include "fileio.h"
+#include "jsonstrict.h"
 #include "log.h"
 #include "util.h"
 
@@ -62,7 +64,7 @@ static int activated_fd(void)
 static int own_socket(const char *path, struct stat *sb_out)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	cleanup_close int fd = -1, probe = -1;
+	cleanup_close int fd = -1, probe = -1, dir = -1;
 	struct stat sb;
 	mode_t old;
 	int err;
@@ -70,12 +72,18 @@ static int own_socket(const char *path, struct stat *sb_out)
 	err = mkdir_p(NSGUARD_RUN_DIR, 0755);
 	if (err)
 		return nsg_fail(-err, "cannot create %s: %s", NSGUARD_RUN_DIR, strerror(-err));
+	/* Two agents starting at once: one probes, unlinks and binds at a time. */
+	dir = open(NSGUARD_RUN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0 || flock(dir, LOCK_EX) < 0)
+		return nsg_fail(errno, "locking %s: %s", NSGUARD_RUN_DIR, strerror(errno));
 	strcpy(addr.sun_path, path);
 	if (lstat(path, &sb) == 0) {
 		if (!S_ISSOCK(sb.st_mode))
 			return nsg_fail(EEXIST, "%s exists and is not a socket; remove it", path);
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (probe >= 0 && connect(probe, (struct sockaddr *)&addr, sizeof(addr)) == 0)
+		/* Non-blocking: a live agent with a full queue says EAGAIN. */
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (probe >= 0 && (connect(probe, (struct sockaddr *)&addr, sizeof(addr)) == 0 ||
+				   errno == EAGAIN))
 			return nsg_fail(EADDRINUSE, "an agent already listens on %s", path);
 		if (unlink(path) < 0 && errno != ENOENT)
 			return nsg_fail(errno, "removing the stale %s: %s", path, strerror(errno));
@@ -137,10 +145,14 @@ static void serve(int fd, const struct agent_self *self)
 	nsg_clear_error();
 	cmd_usage_error = false;
 	cgroup_root_forget();
+	json_reseed();
 	nsg_set_verbose(req.verbose);
 	nsg_log_capture(&cap);
+	/* Stuck past its bound (SIGALRM's default): dead, and the hook works itself. */
+	alarm(AGENT_SERVE_SECS);
 	err = hook_serve(&(struct cmd_ctx){ .config_path = req.config }, stage, req.state,
 			 req.state_len, pidfd);
+	alarm(0);
 	/* main()'s exit path, for the hook to print. */
 	if (err < 0)
 		nsg_error("%s", nsg_last_error()[0] ? nsg_last_error() : strerror(-err));
@@ -154,6 +166,15 @@ static void serve(int fd, const struct agent_self *self)
 	else
 		nsg_info("served %s for pid %d: exit %d", stage, (int)peer, status);
 	free(cap.buf);
+	/*
+	 * A request joins a container's mount and cgroup namespaces and comes
+	 * back; one that could not come back leaves this process in the
+	 * tenant's view of the files: it serves no more.
+	 */
+	if (!agent_self_same(self)) {
+		nsg_error("agent: no longer in its own root and namespaces after a request; exiting");
+		exit(1);
+	}
 }
 
 int cmd_agent(struct cmd_ctx *ctx, int argc, char **argv)
@@ -211,11 +232,12 @@ int cmd_agent(struct cmd_ctx *ctx, int argc, char **argv)
 		if (c < 0) {
 			if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN)
 				continue;
-			/* Out of fds or memory for a moment: the hooks meanwhile do their own work. */
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			/* Out of memory for a moment: the hooks meanwhile do their own work. */
+			if (errno == ENOBUFS || errno == ENOMEM) {
 				usleep(100 * 1000);
 				continue;
 			}
+			/* Out of fds (a leak?): better a restart than a queue that never moves. */
 			err = nsg_fail(errno, "accept on %s: %s", NSGUARD_AGENT_SOCKET,
 				       strerror(errno));
 			break;

@@ -53,6 +53,26 @@ static int init_pidfd(const struct oci_state *st, int pidfd, int *out)
 }
 
 /*
+ * Every read of /proc/PID so far named the init while its pidfd still
+ * names a live process (a pid is not reused before its process is reaped).
+ * An init that exits meanwhile is the container's doing: never opened.
+ */
+static int init_alive(const struct oci_state *st, int pidfd, bool *never_open)
+{
+	int err = pidfd_alive(pidfd);
+
+	*never_open = *never_open || err == -ESRCH;
+	if (err == -ESRCH)
+		return nsg_fail(ESRCH, "the init of container %s (pid %d) exited during the hook",
+				st->id, (int)st->pid);
+	if (err)
+		return nsg_fail(-err, "cannot tell whether the init of container %s (pid %d) still "
+				      "runs: %s",
+				st->id, (int)st->pid, strerror(-err));
+	return 0;
+}
+
+/*
  * Everything after policy resolution: failures here obey fail-mode, except
  * those the container's creator caused (*never_open): its cgroup layout (the
  * root cgroup, one its processes could leave, a shared one), what its mounts
@@ -117,17 +137,9 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const struct nsguard
 	if (err)
 		return err;
 	pol->base_level = level;
-	/*
-	 * Everything above read /proc/PID: the pid named the init throughout
-	 * while the init's pidfd still names a live process (a pid is not
-	 * reused before its process is reaped).  An init that exits meanwhile is
-	 * the container's doing: never opened.
-	 */
-	if (!pidfd_alive(pidfd)) {
-		*never_open = true;
-		return nsg_fail(ESRCH, "the init of container %s (pid %d) exited during the hook",
-				st->id, (int)st->pid);
-	}
+	err = init_alive(st, pidfd, never_open);
+	if (err)
+		return err;
 	spec = (struct container_spec){ .id = st->id, .pid = st->pid, .cgroup_path = path,
 					.shared = cfg->shared_cgroups, .learn_dir = cfg->learn_dir,
 					.identity = identity_pick(st->identity, cfg->identity_source) };
@@ -135,11 +147,9 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const struct nsguard
 	if (err)
 		return err;
 	/* The start time on record was the init's too. */
-	if (!pidfd_alive(pidfd)) {
-		*never_open = true;
-		return nsg_fail(ESRCH, "the init of container %s (pid %d) exited during the hook",
-				st->id, (int)st->pid);
-	}
+	err = init_alive(st, pidfd, never_open);
+	if (err)
+		return err;
 	policy_describe(pol, desc, sizeof(desc));
 	nsg_info("guarded container %s: cgroup %s (%s), %s", st->id, path, how, desc);
 	return 0;
@@ -264,10 +274,14 @@ static int hook_ask_agent(struct cmd_ctx *ctx, const char *stage, const char *st
 	size_t text_len = 0;
 	int err;
 
+	/* Refused here as it is ("" is relative); the wire has no empty path. */
+	if (ctx->config_path && !ctx->config_path[0])
+		return -EINVAL;
 	if (attach) {
 		/* The pidfd is opened here, where the runtime's pid means the init. */
 		err = oci_state_parse(state, len, &st);
-		if (!err && st.pid > 0)
+		/* A relative bundle is this process's: the agent's directory is /. */
+		if (!err && st.pid > 0 && st.bundle && st.bundle[0] == '/')
 			pidfd = pidfd_open_pid(st.pid);
 		oci_state_free(&st);
 		nsg_clear_error();

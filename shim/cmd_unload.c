@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "agent.h"
 #include "cmd.h"
 #include "guard.h"
 #include "log.h"
@@ -29,14 +30,20 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 	return remove_err ? 1 : 0;
 }
 
-/* The next entry of NSGUARD_RUN_DIR (d) other than its lock file. */
+/*
+ * The next entry of NSGUARD_RUN_DIR (d) other than its lock file and the
+ * agent's socket (a socket unit listens on it: removed, hooks would stop
+ * reaching the agent until the unit restarts).
+ */
 static struct dirent *next_but_lock(DIR *d)
 {
 	const char *lock = strrchr(NSGUARD_LOCK_FILE, '/') + 1;
+	const char *sock = strrchr(NSGUARD_AGENT_SOCKET, '/') + 1;
 	struct dirent *e;
 
 	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, lock))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, lock) &&
+		    strcmp(e->d_name, sock))
 			return e;
 	return NULL;
 }
@@ -118,7 +125,7 @@ int cmd_unload(struct cmd_ctx *ctx, int argc, char **argv)
 	if (err)
 		return nsg_fail_context(err, "unload");
 	printf("unloaded: %zu link%s removed (%zu guarding a live cgroup); %s gone, %s empty "
-	       "but for its lock\n",
+	       "but for its lock and the agent's socket\n",
 	       n, n == 1 ? "" : "s", live, NSGUARD_PIN_DIR, NSGUARD_RUN_DIR);
 	return 0;
 }

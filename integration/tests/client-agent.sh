@@ -99,6 +99,7 @@ ct_case agent/socket-root-only case_socket_root_only
 # held, and removing it releases the lock (release_lock FILE waits for that).
 hold_lock() {
 	rm -f "$1"
+	# shellcheck disable=SC2016 # $1 is the inner shell's
 	flock "$CT_LOCK" sh -c 'touch "$1"; while [ -e "$1" ]; do sleep 0.1; done' sh "$1" &
 	HOLDER=$!
 	for _ in $(seq 50); do [ -e "$1" ] && return 0; sleep 0.1; done
@@ -117,8 +118,8 @@ release_lock() {
 PEER_CASES=(bad-magic huge bad-stage two-fds no-pidfd pidfd-on-poststop truncated slow
 	pidfd-mismatch garbage-state)
 case_hostile_peers() {
-	local c out state=$CT_WORK/agent-state.json id=busy-$S held=$CT_WORK/held0-$S crun_pid n pids=() fds
-	ct_state hostile-$S 1 >"$state"
+	local c out state=$CT_WORK/agent-state.json id=busy-"$S" held=$CT_WORK/held0-$S crun_pid n pids=() fds
+	ct_state hostile-"$S" 1 >"$state"
 	# A peer running another binary is not served.
 	out=$(timeout 30 python3 "$here/agent-peer.py" "$SOCK" bad-magic "$state" 2>&1)
 	want_eq "a python peer" "$out" "ack N" || return 1
@@ -172,8 +173,8 @@ case_hostile_peers() {
 	want_eq "the agent's open fds" "$(nfds)" "$fds" || return 1
 	probe_denied "$id" || return 1
 	n=$(served)
-	start_guarded after-hostile-$S || return 1
-	probe_denied after-hostile-$S || return 1
+	start_guarded after-hostile-"$S" || return 1
+	probe_denied after-hostile-"$S" || return 1
 	want_eq "attaches served" "$(($(served) - n))" 1
 }
 ct_case agent/hostile-peers case_hostile_peers
@@ -181,7 +182,7 @@ ct_case agent/hostile-peers case_hostile_peers
 # A hook killed while the agent works for it: the start fails, the agent
 # lives on and serves the next one.
 case_killed_client() {
-	local id=killed-$S held=$CT_WORK/held-$S hook crun_pid n
+	local id=killed-"$S" held=$CT_WORK/held-"$S" hook crun_pid n
 	ct_bundle "$id" -- sleep 600 || return 1
 	hold_lock "$held" || { CT_WHY="could not take the lock"; return 1; }
 	n=$(grep -c "serving createRuntime" "$ALOG")
@@ -201,15 +202,15 @@ case_killed_client() {
 	want_eq "crun run with its hook killed" "$?" 1 || return 1
 	wait_log "left before its answer" || { CT_WHY="the agent did not see its hook go"; return 1; }
 	kill -0 "$AGENT_PID" 2>/dev/null || { CT_WHY="the agent died"; return 1; }
-	start_guarded after-killed-$S || return 1
-	probe_denied after-killed-$S
+	start_guarded after-killed-"$S" || return 1
+	probe_denied after-killed-"$S"
 }
 ct_case agent/killed-client case_killed_client
 
 # The agent killed mid-request: the hook sees the connection close, does the
 # work itself, and the container starts guarded; a new agent serves the next.
 case_agent_killed() {
-	local id=agent-killed-$S held=$CT_WORK/held2-$S crun_pid n
+	local id=agent-killed-"$S" held=$CT_WORK/held2-$S crun_pid n
 	ct_bundle "$id" -- sleep 600 || return 1
 	hold_lock "$held" || { CT_WHY="could not take the lock"; return 1; }
 	n=$(grep -c "serving createRuntime" "$ALOG")
@@ -231,8 +232,8 @@ case_agent_killed() {
 	# Its socket is left behind; the next agent replaces it.
 	agent_start || { CT_WHY="no new agent: $(tail -n 2 "$ALOG" | tr '\n' ' ')"; return 1; }
 	n=$(served)
-	start_guarded after-restart-$S || return 1
-	probe_denied after-restart-$S || return 1
+	start_guarded after-restart-"$S" || return 1
+	probe_denied after-restart-"$S" || return 1
 	want_eq "attaches served by the new agent" "$(($(served) - n))" 1
 }
 ct_case agent/killed-mid-request case_agent_killed
@@ -242,13 +243,44 @@ case_other_binary() {
 	local copy=$CT_WORK/nsguard-copy n
 	cp "$NSGUARD" "$copy" || return 1
 	n=$(served)
-	NSGUARD=$copy start_guarded other-bin-$S || return 1
-	probe_denied other-bin-$S || return 1
+	NSGUARD=$copy start_guarded other-bin-"$S" || return 1
+	probe_denied other-bin-"$S" || return 1
 	want_eq "attaches served" "$(($(served) - n))" 0 || return 1
 	grep -q "not serving pid .*: another nsguard binary" "$ALOG" ||
 		{ CT_WHY="the agent did not say why it did not serve"; return 1; }
 }
 ct_case agent/other-binary case_other_binary
+
+# A relative bundle names a directory of the hook's (its working
+# directory); the agent's is /, so such a hook works itself.  Here
+# tmp/nsg-rel-S is a deny bundle below the hook's directory and an allow one
+# below /: served by the agent, the container would get allow.
+case_relative_bundle() {
+	local id=rel-"$S" cg pid rel=tmp/nsg-rel-"$S" n cfg='{"ociVersion":"1.0.2","process":{"capabilities":{}},"annotations":{"nsguard.io/userns":"%s"}}'
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	mkdir -p "$CT_WORK/$rel" "/$rel" "$cg" || { CT_WHY="mkdir"; return 1; }
+	# shellcheck disable=SC2059 # the format is ours
+	printf "$cfg" deny >"$CT_WORK/$rel/config.json"
+	# shellcheck disable=SC2059
+	printf "$cfg" allow >"/$rel/config.json"
+	pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
+	n=$(served)
+	CT_OUT=$(cd "$CT_WORK" && ct_state "$id" "$pid" "$rel" - |
+		timeout "$CT_TIMEOUT" "$NSGUARD" hook createRuntime --config "$CT_CONF" 2>&1)
+	CT_RC=$?
+	want_run "hook with the relative bundle $rel" 0 "" || true
+	[ "$CT_RC" = 0 ] || { kill "$pid"; return 1; }
+	CT_WHY=
+	local got
+	got=$(ct_status "$id")
+	kill "$pid"
+	"$NSGUARD" detach --id "$id" >/dev/null 2>&1
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+	rm -rf "${CT_WORK:?}/$rel" "/${rel:?}"
+	[[ $got == "mode=deny "* ]] || { CT_WHY="policy from the bundle: got '$got', want mode=deny"; return 1; }
+	want_eq "attaches served" "$(($(served) - n))" 0
+}
+ct_case agent/relative-bundle-not-served case_relative_bundle
 
 # A second agent does not take the socket of a live one.
 case_second_agent_run() {
@@ -262,7 +294,7 @@ agent_stop
 # Stopped cleanly, the agent removes its socket: hooks go straight to work.
 case_stopped() {
 	[ ! -e "$SOCK" ] || { CT_WHY="$SOCK left after a clean stop"; return 1; }
-	start_guarded after-stop-$S || return 1
-	probe_denied after-stop-$S
+	start_guarded after-stop-"$S" || return 1
+	probe_denied after-stop-"$S"
 }
 ct_case agent/stopped case_stopped

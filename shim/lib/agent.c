@@ -417,6 +417,18 @@ int agent_self(struct agent_self *self)
 	return 0;
 }
 
+bool agent_self_same(const struct agent_self *self)
+{
+	struct agent_self now;
+
+	if (agent_self(&now) < 0) {
+		nsg_clear_error();
+		return false;
+	}
+	return now.root_dev == self->root_dev && now.root_ino == self->root_ino &&
+	       memcmp(now.ns, self->ns, sizeof(now.ns)) == 0;
+}
+
 int agent_peer_check(int fd, const struct agent_self *self, pid_t *peer_pid, const char **why)
 {
 	struct ucred cred;

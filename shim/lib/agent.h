@@ -32,6 +32,12 @@
 #define AGENT_VERDICT_MS 30000
 /* The agent's bound for reading one request: a slow peer stalls no one longer. */
 #define AGENT_READ_MS 2000
+/*
+ * The agent's bound for serving one: past the lock's 20 s and below the
+ * hook's 30 s, so that an agent stuck in a request dies (its hook then does
+ * the work) rather than finish after its hook has given up on it.
+ */
+#define AGENT_SERVE_SECS 25
 
 /* The hook's STAGE on the wire; agent_stage_name() of 0 is NULL. */
 enum agent_stage {
@@ -89,6 +95,8 @@ struct agent_self {
 	ino_t ns[4]; /* mnt, pid, cgroup, user */
 };
 int agent_self(struct agent_self *self);
+/* Is this process still where agent_self() found it (root, namespaces)? */
+bool agent_self_same(const struct agent_self *self);
 int agent_peer_check(int fd, const struct agent_self *self, pid_t *peer_pid, const char **why);
 
 #endif

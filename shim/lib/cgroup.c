@@ -111,9 +111,9 @@ int pidfd_pid(int fd, pid_t *pid_out)
 	return 0;
 }
 
-bool pidfd_alive(int fd)
+int pidfd_alive(int fd)
 {
-	return syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) == 0;
+	return syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) == 0 ? 0 : -errno;
 }
 
 /* cgroup paths are kernel-generated, but a ".." shows up for cgroups outside

@@ -60,11 +60,13 @@ void cgroup_root_forget(void);
  * process for as long as pidfd_alive() says so, whatever exits meanwhile.
  * pidfd_open_pid: an fd, or -errno (-ESRCH: no such pid), no message.
  * pidfd_pid: the pid fd names in this pid namespace; -EBADF when fd is no
- * pidfd, -ESRCH when its process has exited.
+ * pidfd, -ESRCH when its process has exited.  pidfd_alive: 0 while its
+ * process exists (a zombie too: its pid is not reused before it is reaped),
+ * -ESRCH once reaped, another -errno when it cannot tell.
  */
 int pidfd_open_pid(pid_t pid);
 int pidfd_pid(int fd, pid_t *pid_out);
-bool pidfd_alive(int fd);
+int pidfd_alive(int fd);
 /*
  * Whether a cgroup with this id exists (cgroupfs file handles are cgroup
  * ids); true when it cannot tell, so that callers keep what they have.

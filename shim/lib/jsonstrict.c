@@ -60,10 +60,15 @@ bool json_fold_equal(const char *a, size_t alen, const char *b, size_t blen)
  * FNV-1a from a random start: a tenant who cannot predict it cannot fill
  * one chain of the table with keys made to collide.
  */
+static uint32_t seed;
+
+void json_reseed(void)
+{
+	seed = 0;
+}
+
 static uint32_t hash_seed(void)
 {
-	static uint32_t seed;
-
 	if (!seed && getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint32_t)(uintptr_t)&seed ^ (uint32_t)getpid();
 	seed |= 1;

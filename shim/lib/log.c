@@ -186,8 +186,9 @@ static void capture_line(int level, const char *msg)
 	size_t n = strlen(msg) + 3;
 	char *nbuf;
 
-	/* Room is kept for the error that ends a hook. */
-	if (capture->len + n > NSG_CAPTURE_MAX - (level > LOG_ERR ? NSG_MSG_MAX + 3 : 0)) {
+	/* Room is kept for the error that ends a hook, and for the note of a cut. */
+	if (capture->len + n > NSG_CAPTURE_MAX - NSG_CAPTURE_NOTE -
+				       (level > LOG_ERR ? NSG_MSG_MAX + 3 : 0)) {
 		capture->truncated = true;
 		return;
 	}
@@ -222,6 +223,21 @@ static void print_line(int level, const char *msg)
 
 void nsg_log_capture(struct nsg_capture *c)
 {
+	static const char note[] = "4warning: lines of this hook were left out here; the "
+				   "agent's log and the system log have them\n";
+	_Static_assert(sizeof(note) <= NSG_CAPTURE_NOTE, "the note of a cut must fit");
+
+	/* Ending a cut capture: the hook says so (the room was kept). */
+	if (!c && capture && capture->truncated && capture->len + sizeof(note) - 1 <= NSG_CAPTURE_MAX) {
+		char *nbuf = realloc(capture->buf, capture->len + sizeof(note));
+
+		if (nbuf) {
+			capture->buf = nbuf;
+			memcpy(nbuf + capture->len, note, sizeof(note));
+			capture->len += sizeof(note) - 1;
+			capture->cap = capture->len + 1;
+		}
+	}
 	capture = c;
 }
 

@@ -46,11 +46,13 @@ void nsg_log_syslog(const char *path);
 /*
  * The agent runs a hook's work for it: while c is set, errors, warnings
  * and info lines are appended to c->buf ("<level digit><message>\n", at
- * most NSG_CAPTURE_MAX bytes, then c->truncated) instead of stderr and the
+ * most NSG_CAPTURE_MAX bytes, then c->truncated, and a note of the cut
+ * when the capture ends) instead of stderr and the
  * kernel log, which are the hook's to write (nsg_log_relay); the system log
  * still gets them here.  NULL stops.
  */
 #define NSG_CAPTURE_MAX 16384
+#define NSG_CAPTURE_NOTE 128 /* kept for the note that lines were left out */
 struct nsg_capture {
 	char *buf; /* malloc'd; the caller frees it */
 	size_t len, cap;
