@@ -226,6 +226,18 @@ static int hook_poststop(struct oci_state *st)
 	return 0;
 }
 
+/* A state that cannot be read: poststop only warns, an attach is refused. */
+static int state_unread(int err, const char *stage)
+{
+	err = nsg_fail_context(err, "hook %s: reading the OCI state on stdin", stage);
+	if (strcmp(stage, "poststop") == 0) {
+		nsg_warn("warning: %s", nsg_last_error());
+		return 0;
+	}
+	count_outcome(HOOK_REFUSED, HOOK_REASON_STATE);
+	return err;
+}
+
 int hook_serve(struct cmd_ctx *ctx, const char *stage, const char *state, size_t len, int pidfd)
 {
 	bool attach = strcmp(stage, "poststop") != 0;
@@ -233,15 +245,8 @@ int hook_serve(struct cmd_ctx *ctx, const char *stage, const char *state, size_t
 	int err = 0;
 
 	err = oci_state_parse(state, len, &st);
-	if (err) {
-		err = nsg_fail_context(err, "hook %s: reading the OCI state on stdin", stage);
-		if (!attach) {
-			nsg_warn("warning: %s", nsg_last_error());
-			return 0;
-		}
-		count_outcome(HOOK_REFUSED, HOOK_REASON_STATE);
-		return err;
-	}
+	if (err)
+		return state_unread(err, stage);
 	if (attach) {
 		enum hook_reason why = HOOK_REASON_NONE;
 		bool opened;
@@ -305,7 +310,6 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 	const char *stage = NULL;
 	size_t len = 0;
 	int err = 0, status = 0;
-	bool attach;
 
 	nsg_log_kmsg_fallback("/dev/kmsg");
 	/* Refusals and warnings are on record whatever the runtime does with stderr. */
@@ -316,11 +320,7 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	if (!stage)
 		return cmd_usage("hook: STAGE missing (prestart, createRuntime or poststop)");
-	if (strcmp(stage, "prestart") == 0 || strcmp(stage, "createRuntime") == 0)
-		attach = true;
-	else if (strcmp(stage, "poststop") == 0)
-		attach = false;
-	else
+	if (!agent_stage_of(stage))
 		return cmd_usage("hook: unknown stage '%s' (prestart, createRuntime or poststop)",
 				 stage);
 
@@ -329,13 +329,7 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 		err = err == -EFBIG  ? nsg_fail(EFBIG, "OCI state on stdin exceeds 1 MiB") :
 		      err == -ENOMEM ? nsg_fail(ENOMEM, "reading OCI state: out of memory") :
 				       nsg_fail(-err, "read OCI state from stdin: %s", strerror(-err));
-		err = nsg_fail_context(err, "hook %s: reading the OCI state on stdin", stage);
-		if (!attach) {
-			nsg_warn("warning: %s", nsg_last_error());
-			return 0;
-		}
-		count_outcome(HOOK_REFUSED, HOOK_REASON_STATE);
-		return err;
+		return state_unread(err, stage);
 	}
 	/* The agent is an accelerator: whatever it does not answer, the hook does. */
 	if (hook_ask_agent(ctx, stage, buf, len, &status) == 0)

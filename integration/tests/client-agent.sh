@@ -179,26 +179,37 @@ case_hostile_peers() {
 }
 ct_case agent/hostile-peers case_hostile_peers
 
-# A hook killed while the agent works for it: the start fails, the agent
-# lives on and serves the next one.
-case_killed_client() {
-	local id=killed-"$S" held=$CT_WORK/held-"$S" hook crun_pid n
+# start_held ID HELD: hold the lock (hold_lock HELD), start container ID
+# in the background (CRUN_PID) and wait until the agent serves its hook,
+# which then waits for the lock.
+start_held() {
+	local id=$1 n
 	ct_bundle "$id" -- sleep 600 || return 1
-	hold_lock "$held" || { CT_WHY="could not take the lock"; return 1; }
+	hold_lock "$2" || { CT_WHY="could not take the lock"; return 1; }
 	n=$(grep -c "serving createRuntime" "$ALOG")
 	CT_IDS+=("$id")
 	"$CRUN" --root "$CT_RUNROOT" run --detach --bundle "$CT_WORK/b/$id" "$id" </dev/null \
 		>"$CT_WORK/b/$id/out" 2>&1 &
-	crun_pid=$!
+	CRUN_PID=$!
 	for _ in $(seq 100); do
-		[ "$(grep -c "serving createRuntime" "$ALOG")" -gt "$n" ] && break
+		[ "$(grep -c "serving createRuntime" "$ALOG")" -gt "$n" ] && return 0
 		sleep 0.1
 	done
+	release_lock "$2"
+	CT_WHY="the agent did not take the start of $id"
+	return 1
+}
+
+# A hook killed while the agent works for it: the start fails, the agent
+# lives on and serves the next one.
+case_killed_client() {
+	local id=killed-"$S" held=$CT_WORK/held-"$S" hook
+	start_held "$id" "$held" || return 1
 	hook=$(pgrep -f "nsguard hook createRuntime" | head -n 1)
 	[ -n "$hook" ] || { release_lock "$held"; CT_WHY="no hook waiting on the agent"; return 1; }
 	kill -9 "$hook"
 	release_lock "$held"
-	wait "$crun_pid"
+	wait "$CRUN_PID"
 	want_eq "crun run with its hook killed" "$?" 1 || return 1
 	wait_log "left before its answer" || { CT_WHY="the agent did not see its hook go"; return 1; }
 	kill -0 "$AGENT_PID" 2>/dev/null || { CT_WHY="the agent died"; return 1; }
@@ -210,23 +221,13 @@ ct_case agent/killed-client case_killed_client
 # The agent killed mid-request: the hook sees the connection close, does the
 # work itself, and the container starts guarded; a new agent serves the next.
 case_agent_killed() {
-	local id=agent-killed-"$S" held=$CT_WORK/held2-$S crun_pid n
-	ct_bundle "$id" -- sleep 600 || return 1
-	hold_lock "$held" || { CT_WHY="could not take the lock"; return 1; }
-	n=$(grep -c "serving createRuntime" "$ALOG")
-	CT_IDS+=("$id")
-	"$CRUN" --root "$CT_RUNROOT" run --detach --bundle "$CT_WORK/b/$id" "$id" </dev/null \
-		>"$CT_WORK/b/$id/out" 2>&1 &
-	crun_pid=$!
-	for _ in $(seq 100); do
-		[ "$(grep -c "serving createRuntime" "$ALOG")" -gt "$n" ] && break
-		sleep 0.1
-	done
+	local id=agent-killed-"$S" held=$CT_WORK/held2-"$S" n
+	start_held "$id" "$held" || return 1
 	kill -9 "$AGENT_PID"
 	wait "$AGENT_PID" 2>/dev/null
 	AGENT_PID=
 	release_lock "$held"
-	wait "$crun_pid"
+	wait "$CRUN_PID"
 	want_eq "crun run with its agent killed" "$?" 0 || { CT_WHY+=" ($(cat "$CT_WORK/b/$id/out"))"; return 1; }
 	probe_denied "$id" || return 1
 	# Its socket is left behind; the next agent replaces it.
