@@ -114,6 +114,10 @@ def send(s, case, state):
         s.sendall(header(CREATE, state)[:10])
         s.close()
         print("sent 10 bytes, closed")
+        # The connecting process must live until the agent takes the
+        # connection (it checks the peer then): its stdin stays open a while.
+        sys.stdout.flush()
+        time.sleep(20)
     elif case == "slow":
         # Half a header, then nothing: the agent gives up after its bound.
         s.sendall(header(CREATE, state)[:12])
