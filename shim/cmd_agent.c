@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,7 +19,7 @@
 #include "agent.h"
 #include "cgroup.h"
 #include "cmd.h"
-#include "fileio.h"
+#include "guard.h"
 #include "jsonstrict.h"
 #include "log.h"
 #include "util.h"
@@ -64,27 +63,31 @@ static int activated_fd(void)
 static int own_socket(const char *path, struct stat *sb_out)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	cleanup_close int fd = -1, probe = -1, dir = -1;
+	cleanup_close int fd = -1, probe = -1, lock = -1;
 	struct stat sb;
 	mode_t old;
 	int err;
 
-	err = mkdir_p(NSGUARD_RUN_DIR, 0755);
+	/*
+	 * Two agents starting at once: one probes, unlinks and binds at a time,
+	 * under the guard lock (root's, bounded; it creates /run/nsguard).
+	 */
+	err = guard_lock(&lock);
 	if (err)
-		return nsg_fail(-err, "cannot create %s: %s", NSGUARD_RUN_DIR, strerror(-err));
-	/* Two agents starting at once: one probes, unlinks and binds at a time. */
-	dir = open(NSGUARD_RUN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0 || flock(dir, LOCK_EX) < 0)
-		return nsg_fail(errno, "locking %s: %s", NSGUARD_RUN_DIR, strerror(errno));
+		return err;
 	strcpy(addr.sun_path, path);
 	if (lstat(path, &sb) == 0) {
 		if (!S_ISSOCK(sb.st_mode))
 			return nsg_fail(EEXIST, "%s exists and is not a socket; remove it", path);
 		/* Non-blocking: a live agent with a full queue says EAGAIN. */
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (probe >= 0 && (connect(probe, (struct sockaddr *)&addr, sizeof(addr)) == 0 ||
-				   errno == EAGAIN))
+		if (probe < 0)
+			return nsg_fail(errno, "socket: %s", strerror(errno));
+		/* Only a socket nobody listens on is a dead agent's. */
+		if (connect(probe, (struct sockaddr *)&addr, sizeof(addr)) == 0 || errno == EAGAIN)
 			return nsg_fail(EADDRINUSE, "an agent already listens on %s", path);
+		if (errno != ECONNREFUSED)
+			return nsg_fail(errno, "probing %s: %s", path, strerror(errno));
 		if (unlink(path) < 0 && errno != ENOENT)
 			return nsg_fail(errno, "removing the stale %s: %s", path, strerror(errno));
 	}
@@ -134,8 +137,12 @@ static void serve(int fd, const struct agent_self *self)
 	}
 	pidfd = req.pidfd;
 	stage = agent_stage_name(req.stage);
-	/* Answered at once: the hook waits longer for a verdict than for a start. */
-	if (agent_send_ack(fd, true) < 0) {
+	/*
+	 * Answered at once; served only once the hook says it waits for the
+	 * verdict: one that gave up on the ack does the work itself, and the
+	 * agent must not do it after it.
+	 */
+	if (agent_send_ack(fd, true) < 0 || agent_recv_go(fd) < 0) {
 		nsg_info("pid %d left before its %s was served", (int)peer, stage);
 		return;
 	}
@@ -218,6 +225,11 @@ int cmd_agent(struct cmd_ctx *ctx, int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* The watchdog needs SIGALRM's default action, whatever the parent left. */
+	signal(SIGALRM, SIG_DFL);
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGALRM);
+	sigprocmask(SIG_UNBLOCK, &stops, NULL);
 	nsg_info("agent: serving hooks on %s", NSGUARD_AGENT_SOCKET);
 	while (!stop) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };

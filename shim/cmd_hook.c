@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent.h"
@@ -263,6 +264,22 @@ int hook_serve(struct cmd_ctx *ctx, const char *stage, const char *state, size_t
 }
 
 /*
+ * Does the bundle path name the same directory in the agent as here?  Only
+ * when it is its own real path: a relative one, /proc/self/cwd or
+ * /dev/fd/N name this process's directory, and the agent's is /.  (A
+ * bundle behind a symbolic link is done here too.)
+ */
+static bool same_bundle(const char *bundle)
+{
+	cleanup_free char *real = NULL;
+
+	if (!bundle || bundle[0] != '/')
+		return false;
+	real = realpath(bundle, NULL);
+	return real && strcmp(real, bundle) == 0;
+}
+
+/*
  * Ask the agent, when one listens: 0 and *status when it answered (its
  * lines printed), else -errno and the hook does the work itself.
  */
@@ -285,8 +302,7 @@ static int hook_ask_agent(struct cmd_ctx *ctx, const char *stage, const char *st
 	if (attach) {
 		/* The pidfd is opened here, where the runtime's pid means the init. */
 		err = oci_state_parse(state, len, &st);
-		/* A relative bundle is this process's: the agent's directory is /. */
-		if (!err && st.pid > 0 && st.bundle && st.bundle[0] == '/')
+		if (!err && st.pid > 0 && same_bundle(st.bundle))
 			pidfd = pidfd_open_pid(st.pid);
 		oci_state_free(&st);
 		nsg_clear_error();

@@ -35,6 +35,7 @@ def answer(s):
         return "closed"
     if ack != b"A":
         return "ack " + ack.decode(errors="replace")
+    s.sendall(b"G")  # waits for the verdict: the agent serves only now
     buf = b""
     while len(buf) < struct.calcsize(REPLY):
         more = s.recv(64)
@@ -92,7 +93,12 @@ def talk(s, case, state):
         send(s, case, state)
     except BrokenPipeError:
         pass
-    if case != "truncated":
+    if case == "no-go":
+        # A hook that gave up on the ack: it leaves without its 'G'.
+        s.settimeout(30)
+        print("ack %s, left" % s.recv(1).decode(errors="replace"))
+        s.close()
+    elif case != "truncated":
         print(answer(s))
 
 
@@ -125,7 +131,7 @@ def send(s, case, state):
     elif case == "pidfd-mismatch":
         # A valid request whose pidfd names this process, not the state's pid.
         socket.send_fds(s, [header(CREATE, state) + state], [me])
-    elif case == "garbage-state":
+    elif case in ("garbage-state", "no-go"):
         socket.send_fds(s, [header(CREATE, b"\xff{]") + b"\xff{]"], [me])
     else:
         sys.exit("unknown case " + case)

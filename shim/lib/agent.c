@@ -208,6 +208,10 @@ int agent_ask(const char *socket_path, const struct agent_request *req, int *sta
 	}
 	if (ack != 'A')
 		return -EPROTO;
+	/* From here the hook waits for the verdict: the agent serves only after this. */
+	err = send_all(fd, "G", 1, deadline);
+	if (err)
+		return err;
 	err = recv_all(fd, &r, sizeof(r), now_ms() + AGENT_VERDICT_MS);
 	if (err)
 		return err;
@@ -365,6 +369,14 @@ int agent_send_ack(int fd, bool serve)
 	char c = serve ? 'A' : 'N';
 
 	return send_all(fd, &c, 1, now_ms() + AGENT_READ_MS);
+}
+
+int agent_recv_go(int fd)
+{
+	char go = 0;
+	int err = recv_all(fd, &go, 1, now_ms() + AGENT_READ_MS);
+
+	return err ? err : go == 'G' ? 0 : -EPROTO;
 }
 
 int agent_send_reply(int fd, int status, const char *text, size_t len)

@@ -6,6 +6,7 @@
  *   hook                                   agent
  *   connect, send request + pidfd  ──►     accept, check the peer
  *                                   ◄──    'A' (will serve) or 'N' (will not)
+ *   'G' (waits for the verdict)     ──►
  *                                   ◄──    reply: exit status, the lines to print
  *
  * The request is a header, the --config path and the raw OCI state; the
@@ -81,6 +82,12 @@ int agent_read_request(int fd, struct agent_request *req, char **buf);
 
 /* The agent: send the first byte ('A' or 'N'), or the reply; never blocks. */
 int agent_send_ack(int fd, bool serve);
+/*
+ * The agent: the hook's 'G' within AGENT_READ_MS, which commits the hook to
+ * wait for the verdict; -errno (the hook gave up on the ack: it does the
+ * work itself, and the agent must not).
+ */
+int agent_recv_go(int fd);
 int agent_send_reply(int fd, int status, const char *text, size_t len);
 
 /*

@@ -85,8 +85,9 @@ static void fake_agent(int lfd, char answer, pid_t hook)
 	if (answer == 'X')
 		_exit(ok ? 0 : 11);
 	agent_send_ack(c, answer == 'A');
-	if (answer == 'A')
-		agent_send_reply(c, 1, "3refused: x\n4warning: y\n", 24);
+	if (answer == 'A' && (agent_recv_go(c) < 0 ||
+			      agent_send_reply(c, 1, "3refused: x\n4warning: y\n", 24) < 0))
+		_exit(13);
 	_exit(ok ? 0 : 12);
 }
 
