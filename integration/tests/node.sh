@@ -11,6 +11,8 @@
 #
 # NSGUARD_VM_BOOT=systemd, as a unit after multi-user.target:
 #  - nsguard-load.service ran before containerd.service started;
+#  - the first hook started nsguard-agent.service through its socket, and
+#    the agent served it (the install below restarts it onto the new build);
 #  - a container started through the older build's wrapper is guarded, its
 #    deny event reaches the journal through nsguard-monitor.service, and a
 #    refused container is in the journal with its id;
