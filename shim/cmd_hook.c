@@ -11,7 +11,6 @@
 #include "cmd.h"
 #include "config.h"
 #include "container.h"
-#include "fileio.h"
 #include "log.h"
 #include "oci.h"
 #include "outcomes.h"
@@ -340,13 +339,9 @@ int cmd_hook(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage("hook: unknown stage '%s' (prestart, createRuntime or poststop)",
 				 stage);
 
-	err = read_capped(0, OCI_STATE_MAX, &buf, &len);
-	if (err) {
-		err = err == -EFBIG  ? nsg_fail(EFBIG, "OCI state on stdin exceeds 1 MiB") :
-		      err == -ENOMEM ? nsg_fail(ENOMEM, "reading OCI state: out of memory") :
-				       nsg_fail(-err, "read OCI state from stdin: %s", strerror(-err));
+	err = oci_state_read_raw(0, &buf, &len);
+	if (err)
 		return state_unread(err, stage);
-	}
 	/* The agent is an accelerator: whatever it does not answer, the hook does. */
 	if (hook_ask_agent(ctx, stage, buf, len, &status) == 0)
 		return status;

@@ -270,6 +270,19 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *out)
 	return 0;
 }
 
+int oci_state_read_raw(int fd, char **buf_out, size_t *len_out)
+{
+	int err = read_capped(fd, OCI_STATE_MAX, buf_out, len_out);
+
+	if (err == -EFBIG)
+		return nsg_fail(EFBIG, "OCI state on stdin exceeds 1 MiB");
+	if (err == -ENOMEM)
+		return nsg_fail(ENOMEM, "reading OCI state: out of memory");
+	if (err < 0)
+		return nsg_fail(-err, "read OCI state from stdin: %s", strerror(-err));
+	return 0;
+}
+
 int oci_state_read_fd(int fd, struct oci_state *out)
 {
 	cleanup_free char *buf = NULL;
@@ -277,14 +290,8 @@ int oci_state_read_fd(int fd, struct oci_state *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = read_capped(fd, OCI_STATE_MAX, &buf, &len);
-	if (err == -EFBIG)
-		return nsg_fail(EFBIG, "OCI state on stdin exceeds 1 MiB");
-	if (err == -ENOMEM)
-		return nsg_fail(ENOMEM, "reading OCI state: out of memory");
-	if (err < 0)
-		return nsg_fail(-err, "read OCI state from stdin: %s", strerror(-err));
-	return oci_state_parse(buf, len, out);
+	err = oci_state_read_raw(fd, &buf, &len);
+	return err ? err : oci_state_parse(buf, len, out);
 }
 
 /*

@@ -86,7 +86,12 @@ struct oci_state {
  * are kept.  Returns 0 or -EINVAL with nsg_fail().
  */
 int oci_state_parse(const char *buf, size_t len, struct oci_state *out);
-/* Read at most OCI_STATE_MAX bytes from fd (-EFBIG beyond) and parse. */
+/*
+ * Read at most OCI_STATE_MAX bytes from fd (-EFBIG beyond, with a message)
+ * as they are, for a parse here or in the agent: *buf_out malloc'd.
+ */
+int oci_state_read_raw(int fd, char **buf_out, size_t *len_out);
+/* oci_state_read_raw, then oci_state_parse. */
 int oci_state_read_fd(int fd, struct oci_state *out);
 /*
  * Add the nsguard.io/ annotations of <bundle>/config.json that the state does
