@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "cgroup.h"
@@ -298,6 +299,13 @@ static int hook_ask_agent(struct cmd_ctx *ctx, const char *stage, const char *st
 	/* Refused here as it is ("" is relative); the wire has no empty path. */
 	if (ctx->config_path && !ctx->config_path[0])
 		return -EINVAL;
+	/*
+	 * No agent (most nodes): one call, before the state is parsed, its
+	 * bundle resolved and a pidfd opened for nothing.  A stale socket is
+	 * agent_ask's ECONNREFUSED.
+	 */
+	if (access(NSGUARD_AGENT_SOCKET, F_OK) < 0)
+		return -errno;
 	if (attach) {
 		/* The pidfd is opened here, where the runtime's pid means the init. */
 		err = oci_state_parse(state, len, &st);
