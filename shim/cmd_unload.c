@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup.h"
 #include "agent.h"
+#include "cgroup.h"
 #include "cmd.h"
 #include "guard.h"
 #include "log.h"

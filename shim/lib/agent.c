@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The hook's request to the agent and its answer (agent.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdint.h>
@@ -394,60 +393,81 @@ int agent_send_reply(int fd, int status, const char *text, size_t len)
 	return err;
 }
 
-static const char *const ns_names[] = { "mnt", "pid", "cgroup", "user" };
+/* The namespaces that make paths, /proc and cgroup paths mean the same. */
+static const struct {
+	const char *name, *why;
+} ns_kinds[] = {
+	{ "mnt", "another mount namespace" },
+	{ "pid", "another pid namespace" },
+	{ "cgroup", "another cgroup namespace" },
+	{ "user", "another user namespace" },
+};
+_Static_assert(ARRAY_SIZE(ns_kinds) == ARRAY_SIZE(((struct agent_self *)0)->ns),
+	       "one inode per namespace kind");
 
-static int stat_ns(const char *pid, ino_t ns[4])
+/* What /proc/PID (or self) shows of a process: its binary, root, namespaces. */
+static int identity_of(const char *pid, struct agent_self *id)
 {
 	char path[64];
 	struct stat sb;
 
-	for (size_t i = 0; i < ARRAY_SIZE(ns_names); i++) {
-		snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, ns_names[i]);
+	snprintf(path, sizeof(path), "/proc/%s/exe", pid);
+	if (stat(path, &sb) < 0)
+		return -errno;
+	id->exe_dev = sb.st_dev;
+	id->exe_ino = sb.st_ino;
+	snprintf(path, sizeof(path), "/proc/%s/root", pid);
+	if (stat(path, &sb) < 0)
+		return -errno;
+	id->root_dev = sb.st_dev;
+	id->root_ino = sb.st_ino;
+	for (size_t i = 0; i < ARRAY_SIZE(ns_kinds); i++) {
+		snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, ns_kinds[i].name);
 		if (stat(path, &sb) < 0)
 			return -errno;
-		ns[i] = sb.st_ino;
+		id->ns[i] = sb.st_ino;
 	}
 	return 0;
 }
 
+/* Where b stands apart from a (NULL: nowhere); the binary only when exe. */
+static const char *identity_apart(const struct agent_self *a, const struct agent_self *b, bool exe)
+{
+	/*
+	 * Another binary (an upgrade not yet restarted, a test build) may
+	 * guard otherwise: it does its own work.
+	 */
+	if (exe && (a->exe_dev != b->exe_dev || a->exe_ino != b->exe_ino))
+		return "another nsguard binary";
+	if (a->root_dev != b->root_dev || a->root_ino != b->root_ino)
+		return "another root directory";
+	for (size_t i = 0; i < ARRAY_SIZE(ns_kinds); i++)
+		if (a->ns[i] != b->ns[i])
+			return ns_kinds[i].why;
+	return NULL;
+}
+
 int agent_self(struct agent_self *self)
 {
-	struct stat sb;
-	int err;
+	int err = identity_of("self", self);
 
-	if (stat("/proc/self/exe", &sb) < 0)
-		return nsg_fail(errno, "stat /proc/self/exe: %s", strerror(errno));
-	self->exe_dev = sb.st_dev;
-	self->exe_ino = sb.st_ino;
-	if (stat("/proc/self/root", &sb) < 0)
-		return nsg_fail(errno, "stat /proc/self/root: %s", strerror(errno));
-	self->root_dev = sb.st_dev;
-	self->root_ino = sb.st_ino;
-	err = stat_ns("self", self->ns);
-	if (err)
-		return nsg_fail(-err, "reading /proc/self/ns: %s", strerror(-err));
-	return 0;
+	return err ? nsg_fail(-err, "reading /proc/self: %s", strerror(-err)) : 0;
 }
 
 bool agent_self_same(const struct agent_self *self)
 {
 	struct agent_self now;
 
-	if (agent_self(&now) < 0) {
-		nsg_clear_error();
-		return false;
-	}
-	return now.root_dev == self->root_dev && now.root_ino == self->root_ino &&
-	       memcmp(now.ns, self->ns, sizeof(now.ns)) == 0;
+	/* The binary file may have been replaced since: not the question here. */
+	return identity_of("self", &now) == 0 && !identity_apart(self, &now, false);
 }
 
 int agent_peer_check(int fd, const struct agent_self *self, pid_t *peer_pid, const char **why)
 {
+	struct agent_self peer;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	char pid[16], path[64];
-	ino_t ns[4];
-	struct stat sb;
+	char pid[16];
 
 	*why = NULL;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
@@ -456,33 +476,11 @@ int agent_peer_check(int fd, const struct agent_self *self, pid_t *peer_pid, con
 	if (cred.uid != 0 || cred.pid <= 0)
 		return -EPERM;
 	snprintf(pid, sizeof(pid), "%d", (int)cred.pid);
-	snprintf(path, sizeof(path), "/proc/%s/exe", pid);
-	/*
-	 * Another binary (an upgrade not yet restarted, a test build) may
-	 * guard otherwise: it does its own work.
-	 */
-	if (stat(path, &sb) < 0 || sb.st_dev != self->exe_dev || sb.st_ino != self->exe_ino) {
-		*why = "another nsguard binary";
+	/* Gone, or hidden: not a peer to judge paths for. */
+	if (identity_of(pid, &peer) < 0) {
+		*why = "its /proc entries cannot be read";
 		return 1;
 	}
-	/* Paths, /proc and cgroup paths mean what they mean to the peer. */
-	snprintf(path, sizeof(path), "/proc/%s/root", pid);
-	if (stat(path, &sb) < 0 || sb.st_dev != self->root_dev || sb.st_ino != self->root_ino) {
-		*why = "another root directory";
-		return 1;
-	}
-	if (stat_ns(pid, ns) < 0) {
-		*why = "its namespaces cannot be read";
-		return 1;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(ns_names); i++) {
-		if (ns[i] != self->ns[i]) {
-			*why = ns_names[i][0] == 'm'   ? "another mount namespace" :
-			       ns_names[i][0] == 'p'   ? "another pid namespace" :
-			       ns_names[i][0] == 'c'   ? "another cgroup namespace" :
-							 "another user namespace";
-			return 1;
-		}
-	}
-	return 0;
+	*why = identity_apart(self, &peer, true);
+	return *why ? 1 : 0;
 }
