@@ -112,6 +112,27 @@ release_lock() {
 	wait "$HOLDER" 2>/dev/null
 }
 
+# start_held ID HELD: hold the lock (hold_lock HELD), start container ID
+# in the background (CRUN_PID) and wait until the agent serves its hook,
+# which then waits for the lock.
+start_held() {
+	local id=$1 n
+	ct_bundle "$id" -- sleep 600 || return 1
+	hold_lock "$2" || { CT_WHY="could not take the lock"; return 1; }
+	n=$(grep -c "serving createRuntime" "$ALOG")
+	CT_IDS+=("$id")
+	"$CRUN" --root "$CT_RUNROOT" run --detach --bundle "$CT_WORK/b/$id" "$id" </dev/null \
+		>"$CT_WORK/b/$id/out" 2>&1 &
+	CRUN_PID=$!
+	for _ in $(seq 100); do
+		[ "$(grep -c "serving createRuntime" "$ALOG")" -gt "$n" ] && return 0
+		sleep 0.1
+	done
+	release_lock "$2"
+	CT_WHY="the agent did not take the start of $id"
+	return 1
+}
+
 # Broken and hostile peers running nsguard's binary (agent-peer.py: the
 # connecting process execs it, a child speaks): each closed without a word
 # or refused with a message, nothing left open, one that leaves after the
@@ -121,14 +142,13 @@ release_lock() {
 PEER_CASES=(bad-magic huge bad-stage two-fds no-pidfd pidfd-on-poststop truncated slow
 	pidfd-mismatch garbage-state no-go)
 case_hostile_peers() {
-	local c out state=$CT_WORK/agent-state.json id=busy-"$S" held=$CT_WORK/held0-$S crun_pid n pids=() fds
+	local c out state=$CT_WORK/agent-state.json id=busy-"$S" held=$CT_WORK/held0-"$S" n pids=() fds
 	ct_state hostile-"$S" 1 >"$state"
 	# A peer running another binary is not served.
 	out=$(timeout 30 python3 "$here/agent-peer.py" "$SOCK" bad-magic "$state" 2>&1)
 	want_eq "a python peer" "$out" "ack N" || return 1
 	wait_log "not serving pid [0-9]*: another nsguard binary" || { CT_WHY="no 'not serving' line"; return 1; }
 	fds=$(nfds)
-	ct_bundle "$id" -- sleep 600 || return 1
 	rm -f "$CT_WORK"/peer-*
 	for c in "${PEER_CASES[@]}"; do
 		AGENT_PEER_READY=$CT_WORK/peer-ready-$c AGENT_PEER_GO=$CT_WORK/peer-go timeout 120 \
@@ -139,23 +159,14 @@ case_hostile_peers() {
 		[ "$(find "$CT_WORK" -maxdepth 1 -name 'peer-ready-*' | wc -l)" -ge ${#PEER_CASES[@]} ] && break
 		sleep 0.1
 	done
-	hold_lock "$held" || { CT_WHY="could not take the lock"; return 1; }
-	n=$(grep -c "serving createRuntime" "$ALOG")
-	CT_IDS+=("$id")
-	"$CRUN" --root "$CT_RUNROOT" run --detach --bundle "$CT_WORK/b/$id" "$id" </dev/null \
-		>"$CT_WORK/b/$id/out" 2>&1 &
-	crun_pid=$!
-	for _ in $(seq 100); do
-		[ "$(grep -c "serving createRuntime" "$ALOG")" -gt "$n" ] && break
-		sleep 0.1
-	done
+	start_held "$id" "$held" || { kill "${pids[@]}" 2>/dev/null; return 1; }
 	: >"$CT_WORK/peer-go"
 	for _ in $(seq 100); do
 		[ "$(pgrep -fc "$NSGUARD hook poststop")" -ge ${#PEER_CASES[@]} ] && break
 		sleep 0.1
 	done
 	release_lock "$held"
-	wait "$crun_pid"
+	wait "$CRUN_PID"
 	want_eq "crun run -d $id" "$?" 0 || { kill "${pids[@]}" 2>/dev/null; return 1; }
 	wait "${pids[@]}"
 	rm -f "$CT_WORK/peer-go" "$CT_WORK"/peer-ready-*
@@ -186,27 +197,6 @@ case_hostile_peers() {
 	want_eq "attaches served" "$(($(served) - n))" 1
 }
 ct_case agent/hostile-peers case_hostile_peers
-
-# start_held ID HELD: hold the lock (hold_lock HELD), start container ID
-# in the background (CRUN_PID) and wait until the agent serves its hook,
-# which then waits for the lock.
-start_held() {
-	local id=$1 n
-	ct_bundle "$id" -- sleep 600 || return 1
-	hold_lock "$2" || { CT_WHY="could not take the lock"; return 1; }
-	n=$(grep -c "serving createRuntime" "$ALOG")
-	CT_IDS+=("$id")
-	"$CRUN" --root "$CT_RUNROOT" run --detach --bundle "$CT_WORK/b/$id" "$id" </dev/null \
-		>"$CT_WORK/b/$id/out" 2>&1 &
-	CRUN_PID=$!
-	for _ in $(seq 100); do
-		[ "$(grep -c "serving createRuntime" "$ALOG")" -gt "$n" ] && return 0
-		sleep 0.1
-	done
-	release_lock "$2"
-	CT_WHY="the agent did not take the start of $id"
-	return 1
-}
 
 # A hook killed while the agent works for it: the start fails, the agent
 # lives on and serves the next one.
