@@ -304,8 +304,12 @@ static int hook_ask_agent(struct cmd_ctx *ctx, const char *stage, const char *st
 	 * bundle resolved and a pidfd opened for nothing.  A stale socket is
 	 * agent_ask's ECONNREFUSED.
 	 */
-	if (access(NSGUARD_AGENT_SOCKET, F_OK) < 0)
-		return -errno;
+	if (access(NSGUARD_AGENT_SOCKET, F_OK) < 0) {
+		err = -errno;
+		if (err != -ENOENT)
+			nsg_info("the agent's socket: %s; doing the work here", strerror(-err));
+		return err;
+	}
 	if (attach) {
 		/* The pidfd is opened here, where the runtime's pid means the init. */
 		err = oci_state_parse(state, len, &st);
