@@ -32,7 +32,7 @@ check-guest: all $(GUEST_DEPS) | $(RESULTS)
 # 52 s, measured 2026-12-06 with the cache, two cores shared).  `make
 # check` builds that kernel beside the 6.1 build and guests (Makefile).
 # make check-guest KERNEL_VERSION=6.12 runs the whole guest suite there.
-OTHER_KERNEL_SUITES ?= basic seed core guard containers escape failure count-learn
+OTHER_KERNEL_SUITES ?= basic seed core guard containers escape views failure count-learn
 # and, in the same boot, Kubernetes pods through containerd's CRI (about 75 s).
 OTHER_KERNEL_CLIENTS ?= cri
 .PHONY: check-kernel-6.12 check-guest-6.12

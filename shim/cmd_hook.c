@@ -81,8 +81,9 @@ static int init_alive(const struct oci_state *st, int pidfd, bool *never_open)
  * cgroup), a subtree too large to walk and a lock held too long (another
  * container may be the cause).
  */
-static int hook_guard(struct oci_state *st, int sent_pidfd, const struct nsguard_config *cfg,
-		      struct nsguard_policy *pol, bool *never_open, enum hook_reason *why)
+static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_path,
+		      const struct nsguard_config *cfg, struct nsguard_policy *pol,
+		      bool *never_open, enum hook_reason *why)
 {
 	cleanup_free char *init_path = NULL, *path = NULL;
 	cleanup_close int pidfd = -1;
@@ -110,7 +111,8 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const struct nsguard
 	if (err)
 		return err;
 	/* The whole subtree the container can reach, or a refusal. */
-	err = scope_resolve("/proc", CGROUP_ROOT, st, init_path, &path, &how);
+	err = scope_resolve("/proc", CGROUP_ROOT, st, init_path,
+			    config_path ? config_path : NSGUARD_DEFAULT_CONFIG, &path, &how);
 	if (err == -EPERM || err == -EINVAL)
 		*never_open = true;
 	if (err)
@@ -201,7 +203,7 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st, int sent_pidfd
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
 
-	err = hook_guard(st, sent_pidfd, &cfg, &pol, &never_open, why);
+	err = hook_guard(st, sent_pidfd, ctx->config_path, &cfg, &pol, &never_open, why);
 	if (err && cfg.fail_open && !never_open) {
 		nsg_warn("warning: fail-mode open, container %s runs unguarded: %s", st->id,
 			 nsg_last_error());

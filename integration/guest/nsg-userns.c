@@ -30,6 +30,12 @@
  *   nsg-userns race N         N children spin until all are ready, then one
  *                             unshare each at once;
  *                             always "ok created=K failed=F errno=NAME"
+ *   nsg-userns pin PATH [detach]  BPF_OBJ_GET of a pin (and BPF_LINK_DETACH
+ *                             of it): what a container with a view of a
+ *                             bpffs could do to nsguard's links (#40)
+ *   nsg-userns lock PATH      open PATH read-only and flock(LOCK_SH) it, then
+ *                             hold it for 30 s: what a read-only view of
+ *                             /run/nsguard could do to nsguard's locks
  *   nsg-userns standin        a stand-in for a container's init, for hooks
  *                             run by hand: pid 1 of a pid namespace of its
  *                             own, with its own cgroup namespace (rooted at
@@ -56,6 +62,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <linux/nsfs.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -64,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -532,11 +540,48 @@ static int do_standin(const char *cmd)
 	return 0;
 }
 
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* "pin: ok", "pin: ok detached", or "pin: fail [detach] errno=E". */
+static int do_pin(const char *cmd, const char *path, int detach)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.pathname = (uintptr_t)path;
+	fd = (int)sys_bpf(BPF_OBJ_GET, &a);
+	if (fd < 0)
+		return result(cmd, -1, errno, NULL);
+	if (!detach)
+		return result(cmd, 0, 0, NULL);
+	memset(&a, 0, sizeof(a));
+	a.link_detach.link_fd = (__u32)fd;
+	if (sys_bpf(BPF_LINK_DETACH, &a) < 0)
+		return result(cmd, -1, errno, "detach");
+	return result(cmd, 0, 0, "detached");
+}
+
+/* "lock: ok" (then it holds the lock 30 s) or "lock: fail errno=E". */
+static int do_lock(const char *cmd, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || flock(fd, LOCK_SH | LOCK_NB) < 0)
+		return result(cmd, -1, errno, NULL);
+	result(cmd, 0, 0, NULL);
+	sleep(30);
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: nsg-userns unshare|clone|clone3|level|reexec|cgroup-escape\n"
 			"       nsg-userns nest N | chain N | setns PATH | hold PATH | flood N\n"
-			"       nsg-userns seq N | race N | standin\n"
+			"       nsg-userns seq N | race N | standin | pin PATH [detach] | lock PATH\n"
 			"       nsg-userns move DIR CMD...\n");
 	return 2;
 }
@@ -589,6 +634,10 @@ int main(int argc, char **argv)
 		return do_race(cmd, n);
 	if (!strcmp(cmd, "standin") && argc == 2)
 		return do_standin(cmd);
+	if (!strcmp(cmd, "pin") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "detach"))))
+		return do_pin(cmd, argv[2], argc == 4);
+	if (!strcmp(cmd, "lock") && argc == 3)
+		return do_lock(cmd, argv[2]);
 	if (!strcmp(cmd, "hold") && argc == 3)
 		return do_hold(cmd, argv[2]);
 	return usage();

@@ -10,6 +10,10 @@ ct_init
 
 S=$CT_SUFFIX
 OPEN_CONF=$(ct_conf fail-open 'fail-mode = open')
+# An empty directory for read-only decoys: /tmp itself holds the suite's
+# nsguard configs, and a writable view of those is refused since #40.
+DECOY=$CT_WORK/decoy
+mkdir -p "$DECOY"
 
 # escape_case ID PROBE LINE-GLOB [BUNDLE OPTIONS...]: PROBE in a deny/EACCES
 # container is refused exactly once and reported.
@@ -112,7 +116,7 @@ case_folded_mounts() {
 # The host's root with a cgroup namespace of its own, but a read-write bind of
 # the host's cgroup2 mount: through it, every cgroup is in reach.
 ct_case escape/rw-cgroup2-bind-host-root-refused layout_refused rwbind-root \
-	"*the container's mount at */root shows cgroup / read-write, above or beside the guarded /$CT_CGPARENT/rwbind-root-$S, and it runs as the host's root*" \
+	"*the container's mount at */root shows cgroup / read-write, above or beside the guarded /$CT_CGPARENT/rwbind-root-$S: *, and it runs as the host's root*" \
 	"/root/$CT_CGPARENT/escaped-$S" --allcaps \
 	--mount '{"destination": "/root", "type": "bind", "source": "/sys/fs/cgroup", "options": ["rbind", "rw"]}'
 # The host's root with a cgroup namespace of its own, in the host's mount
@@ -442,11 +446,11 @@ ct_case escape/rbind-ro-sys-refused layout_refused rbind-ro-sys \
 	--mount '{"destination": "/h", "type": "bind", "source": "/sys", "options": ["rbind", "ro"]}'
 # A writable bpffs: rm /b/nsguard/links/* would unguard every container.
 ct_case escape/bind-bpffs-rw-refused layout_refused bind-bpffs \
-	"*container's mount at */b is a writable bpf file system*" /tmp/x \
+	"*container's mount at */b is a bpf file system*" /tmp/x \
 	--mount '{"destination": "/b", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "rw"]}'
 # nsguard's records and lock.
 ct_case escape/bind-run-nsguard-rw-refused layout_refused bind-run \
-	"*container's mount at */r shows /run/nsguard read-write*" /tmp/x \
+	"*container's mount at */r shows /run/nsguard (nsguard's lock*" /tmp/x \
 	--mount '{"destination": "/r", "type": "bind", "source": "/run/nsguard", "options": ["bind", "rw"]}'
 
 # --- host capabilities (#29 item 3): CAP_SYS_ADMIN or CAP_BPF in the host's
@@ -490,33 +494,36 @@ ct_case escape/host-pidns-host-root-refused layout_refused host-pidns \
 # An ro entry, then a rw one at the same destination: the bpffs on top stays
 # writable; no concession for what the last entry does not ask.
 ct_case escape/stacked-ro-then-rw-refused layout_refused stacked \
-	"*container's mount at */x is a writable bpf file system*" /tmp/x \
-	--mount '{"destination": "/x", "type": "bind", "source": "/tmp", "options": ["bind", "ro"]}' \
+	"*container's mount at */x is a bpf file system*" /tmp/x \
+	--mount '{"destination": "/x", "type": "bind", "source": "'"$DECOY"'", "options": ["bind", "ro"]}' \
 	--mount '{"destination": "/x", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "rw"]}'
 # Read-only decoys where a later rbind's submounts will land.
 ct_case escape/decoys-under-rbind-refused layout_refused decoys \
 	"*container's mount at */h/fs/cgroup shows cgroup / read-write*" "/h/fs/cgroup/escaped-$S" \
-	--mount '{"destination": "/h/fs/bpf", "type": "bind", "source": "/tmp", "options": ["bind", "ro"]}' \
-	--mount '{"destination": "/h/fs/cgroup", "type": "bind", "source": "/tmp", "options": ["bind", "ro"]}' \
+	--mount '{"destination": "/h/fs/bpf", "type": "bind", "source": "'"$DECOY"'", "options": ["bind", "ro"]}' \
+	--mount '{"destination": "/h/fs/cgroup", "type": "bind", "source": "'"$DECOY"'", "options": ["bind", "ro"]}' \
 	--mount '{"destination": "/h", "type": "bind", "source": "/sys", "options": ["rbind", "ro"]}'
 # A user namespace that maps the host's root owns its mount namespace and may
-# remount a read-only bind writable: a bpffs is refused even read-only.
+# remount a read-only bind writable, and as the host's uid 0 it writes
+# /proc/sys: refused whatever it mounts (#40).
 ct_case escape/userns-root-ro-bpffs-refused layout_refused userns-root \
-	"*container's mount at */b is a writable bpf file system*may make its own mounts writable*" /tmp/x \
+	"*user namespace maps the host's root (uid 0) and owns its mounts*" /tmp/x \
 	--userns-root --mount '{"destination": "/b", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "ro"]}'
-# Control: a read-only bind of the bpffs in the host's user namespace starts
-# (crun makes it read-only after the hook; nsguard does so first), and it is
-# read-only in the container.
-case_ro_bpffs() {
-	local id=ro-bpffs-$S
+# Control: a read-only bind of the host's cgroup root in the host's user
+# namespace starts (crun makes it read-only after the hook; nsguard does so
+# first), and it is read-only in the container.  (A bpffs is refused even
+# read-only since #40: 35-views.sh.)
+case_ro_cgroupfs() {
+	local id=ro-cgroupfs-$S
 	ct_bundle "$id" --errno EACCES \
-		--mount '{"destination": "/b", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "ro"]}' \
-		-- sh -c 'mkdir /b/nsg-probe 2>/dev/null && echo WROTE-BPFFS || echo BPFFS-READ-ONLY' || return 1
+		--mount '{"destination": "/b", "type": "bind", "source": "/sys/fs/cgroup", "options": ["bind", "ro"]}' \
+		-- sh -c 'mkdir /b/nsg-probe-'"$S"' 2>/dev/null && echo WROTE-CGROUPFS || echo CGROUPFS-READ-ONLY' || return 1
 	ct_run "$id"
-	want_run "$CRUN run" 0 "BPFFS-READ-ONLY" || return 1
-	want_eq "the host's bpffs" "$(ls -d /sys/fs/bpf/nsg-probe 2>/dev/null)" ""
+	rmdir "$CT_CGFS/nsg-probe-$S" 2>/dev/null
+	want_run "$CRUN run" 0 "CGROUPFS-READ-ONLY" || return 1
+	want_eq "the host's cgroupfs" "$(ls -d "$CT_CGFS/nsg-probe-$S" 2>/dev/null)" ""
 }
-ct_case escape/ro-bpffs-stays-read-only case_ro_bpffs
+ct_case escape/ro-cgroupfs-stays-read-only case_ro_cgroupfs
 
 # --- found in a second review (#29).  CAP_DAC_READ_SEARCH: open_by_handle_at
 # reaches any file of a file system the container has any mount of.
@@ -549,20 +556,20 @@ case_shared_pidns() {
 		"nsguard: container $id: the container's init is not pid 1 of its pid namespace*"
 }
 ct_hook_case escape/shared-pidns-host-root-refused case_shared_pidns
-# A destination through a symlink of the image (/a -> /b): the bpffs lands on
-# /b, above the ro bind the last entry at /b asks for.  crun's later ro
-# remount reaches the covered bind only; nsguard makes the top one
-# read-only itself, so the container cannot write the host's bpffs.
+# A destination through a symlink of the image (/a -> /b): the host's
+# cgroupfs lands on /b, above the ro bind the last entry at /b asks for.
+# crun's later ro remount reaches the covered bind only; nsguard makes the
+# top one read-only itself, so the container cannot write the host's cgroupfs.
 case_symlinked_destination() {
 	local id=symlinked-$S
 	ln -sfn b "$CT_ROOTFS/a" || { CT_WHY="cannot make $CT_ROOTFS/a"; return 1; }
 	ct_bundle "$id" --errno EACCES \
-		--mount '{"destination": "/b", "type": "bind", "source": "/tmp", "options": ["bind", "ro"]}' \
-		--mount '{"destination": "/a", "type": "bind", "source": "/sys/fs/bpf", "options": ["bind", "rw"]}' \
-		-- sh -c 'mkdir /b/nsg-probe 2>/dev/null && echo WROTE-BPFFS || echo BPFFS-READ-ONLY' || return 1
+		--mount '{"destination": "/b", "type": "bind", "source": "'"$DECOY"'", "options": ["bind", "ro"]}' \
+		--mount '{"destination": "/a", "type": "bind", "source": "/sys/fs/cgroup", "options": ["bind", "rw"]}' \
+		-- sh -c 'mkdir /b/nsg-probe-'"$S"' 2>/dev/null && echo WROTE-CGROUPFS || echo CGROUPFS-READ-ONLY' || return 1
 	ct_run "$id"
 	rm -f "$CT_ROOTFS/a"
-	rmdir /sys/fs/bpf/nsg-probe 2>/dev/null
-	want_run "$CRUN run" 0 "BPFFS-READ-ONLY"
+	rmdir "$CT_CGFS/nsg-probe-$S" 2>/dev/null
+	want_run "$CRUN run" 0 "CGROUPFS-READ-ONLY"
 }
 ct_case escape/symlinked-destination-made-read-only case_symlinked_destination

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The container scripts (20-containers, 30-escape, 40-lifecycle, 50-failure,
+# The container scripts (20-containers, 30-escape, 35-views, 40-lifecycle, 50-failure,
 # 60-count-learn)
 # again under Debian's runc instead of crun.  Runs in the QEMU guest (make
 # check-clients-runc).
@@ -33,7 +33,7 @@ if ! command -v runc >/dev/null; then
 	exit 1
 fi
 echo "# $(runc --version | head -n 1)"
-scripts=${RUNC_SCRIPTS:-20-containers 30-escape 40-lifecycle 50-failure 60-count-learn}
+scripts=${RUNC_SCRIPTS:-20-containers 30-escape 35-views 40-lifecycle 50-failure 60-count-learn}
 prestart_cases=${RUNC_PRESTART_CASES:-default/unshare allow audit escape/child-cgroup
 lifecycle/in-force-until-poststop lifecycle/run-leaves-nothing
 fail/annotation-bad-mode fail/bad-config}

@@ -316,6 +316,20 @@ case_console() {
 	want_eq "what the terminal showed" "$(tr -d '\r' <"$out")" hello-tty
 }
 
+# --- #40: a read-only view of nsguard's state refused through the wrapper too
+# (the hooks it adds judge the same mounts): SRC bound read-only at /v.
+case_view() {
+	local id=wview-$2-$RTN-$S
+	ct_bundle "$id" --no-hooks \
+		--mount '{"destination": "/v", "type": "bind", "source": "'"$1"'", "options": ["'"$3"'", "ro"]}' \
+		-- nsg-userns pin /v/nsguard/prog || return 1
+	ct_run "$id"
+	[ "$CT_RC" != 0 ] || { CT_WHY="wrapper run exited 0: $(ct_tail)"; return 1; }
+	[[ $CT_OUT != *"pin: "* ]] || { CT_WHY="the container ran: $(ct_tail)"; return 1; }
+	want_run "wrapper run" "$CT_RC" "*nsguard: *container's mount at */v$4*" || return 1
+	ct_gone "$id" ""
+}
+
 for RTN in crun runc; do
 	REAL=$(command -v "$RTN") || { fail "ct/wrapper/$RTN/setup" "$RTN not found"; continue; }
 	wrap_for "$RTN"
@@ -324,6 +338,10 @@ for RTN in crun runc; do
 	echo "# $("$REAL" --version | head -n 1) behind nsguard runtime"
 	ct_case deny case_deny
 	ct_case no-duplicate case_no_duplicate
+	ct_case views/bpffs-ro-refused case_view /sys/fs/bpf bpffs bind " is a bpf file system"
+	ct_case views/sys-rbind-ro-refused case_view /sys sys rbind "/fs/* read-"
+	ct_case views/run-nsguard-rbind-ro-refused case_view /run/nsguard run rbind \
+		" shows /run/nsguard (nsguard's lock"
 	# shellcheck disable=SC2016
 	printf '#!/bin/sh\nexec %q runtime --runtime %q --annotation nsguard.io/userns=audit "$@"\n' \
 		"$NSGUARD" "$REAL" >"$WR/audit-$RTN" && chmod 755 "$WR/audit-$RTN"

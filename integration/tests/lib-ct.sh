@@ -188,13 +188,22 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #                                      the stage), then the hook program's
 #   --hostname NAME                    hostname (default ct)
 #   --no-sysfs                         no /sys and /sys/fs/cgroup mounts
+#   --sys-rw                           /sys mounted rw (not ro)
+#   --ro-paths JSON                    linux.readonlyPaths (default Docker's:
+#                                      /proc/bus, fs, irq, sys, sysrq-trigger;
+#                                      '' leaves the key out)
+#   --masked-paths JSON                linux.maskedPaths (default Docker's)
 #   --pad BYTES                        BYTES of white space after the document
 ct_bundle() {
 	local id=$1
 	shift
 	local conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1 via=''
 	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0 cgns=1 mounts=''
-	local hostname=ct sysfs=1 poststop=1 allcaps=0 hostid=100000 pidns=1
+	local hostname=ct sysfs=1 poststop=1 allcaps=0 hostid=100000 pidns=1 sysopt=ro
+	# What Docker, containerd and podman put there (#40: nsguard refuses a
+	# host-root container whose /proc/sys the runtime would leave writable).
+	local ropaths='["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]'
+	local maskpaths='["/proc/kcore", "/proc/timer_list"]'
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--mode) anns+=("nsguard.io/userns=$2"); shift 2 ;;
@@ -211,6 +220,9 @@ ct_bundle() {
 		--no-caps) caps=(); shift ;;
 		--hostname) hostname=$2; shift 2 ;;
 		--no-sysfs) sysfs=0; shift ;;
+		--sys-rw) sysopt=rw; shift ;;
+		--ro-paths) ropaths=$2; shift 2 ;;
+		--masked-paths) maskpaths=$2; shift 2 ;;
 		--hook-via) via=$2; shift 2 ;;
 		--uid) uid=$2; shift 2 ;;
 		--cgroup-rw) cgrw=1; shift ;;
@@ -262,7 +274,7 @@ ct_bundle() {
 	ct_json_str "$cgpath" cgjson
 	ct_json_str "$hostname" hostjson
 	[ $sysfs = 0 ] || sysjson=',
-  {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
+  {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "'$sysopt'"]},
   {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "relatime", "'$cgopt'"]}'
 	if [ $hooks = 1 ] && [ -n "$via" ]; then
 		# The wrapper's path and argv, then the hook program and its args.
@@ -283,6 +295,9 @@ ct_bundle() {
 		printf -v hookjson '"hooks":{"%s":[{"path":%s,"args":%s,"timeout":120}],"poststop":[{"path":%s,"args":%s,"timeout":120}]},' \
 			"$CT_STAGE" "$hb" "$ca" "$hb" "$pa"
 	fi
+	local pathsjson=''
+	[ -z "$ropaths" ] || pathsjson+=$'\n  "readonlyPaths": '"$ropaths,"
+	[ -z "$maskpaths" ] || pathsjson+=$'\n  "maskedPaths": '"$maskpaths,"
 	cat >"$dir/config.json" <<EOF
 {
  "ociVersion": "1.0.2",
@@ -306,7 +321,7 @@ ct_bundle() {
   {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=1777"]}$sysjson$mounts
  ],
  "linux": {
-  $mapjson
+  $mapjson$pathsjson
   "cgroupsPath": $cgjson,
   "namespaces": [$nsjson]
  }

@@ -155,10 +155,10 @@ static bool first_opt_is(const char *opts, const char *want)
 	return strncmp(opts, want, n) == 0 && (opts[n] == ',' || opts[n] == '\0');
 }
 
-/* A read-only mount holds only if the container cannot remount it (ro_holds). */
-static bool writable(const struct mnt *m, bool ro_holds)
+/* Read-write in both the mount's and the super block's options. */
+static bool writable(const struct mnt *m)
 {
-	return (!ro_holds || first_opt_is(m->opts, "rw")) && first_opt_is(m->super, "rw");
+	return first_opt_is(m->opts, "rw") && first_opt_is(m->super, "rw");
 }
 
 static int by_key(const void *a, const void *b)
@@ -266,84 +266,245 @@ static bool ro_requested(const struct table *t, const struct mnt *m, const char 
 	return true;
 }
 
-/* Where run_dir lives in ours: its file system's device and path in it. */
-static int locate(const struct table *ours, const char *run_dir, const char **majmin,
-		  char **in_fs)
+/* Where path lives in ours: its file system's device and its path in it. */
+struct spot {
+	const char *majmin; /* NULL: no mount of ours holds it */
+	char *in_fs;
+};
+
+static int locate(const struct table *ours, const char *path, struct spot *out)
 {
 	const struct mnt *best = NULL;
+	const char *rest;
 
+	out->majmin = NULL;
+	out->in_fs = NULL;
+	if (!path)
+		return 0;
 	for (size_t i = 0; i < ours->n; i++) {
 		const struct mnt *m = &ours->m[i];
 
-		if (!at_or_below(run_dir, m->point))
+		if (!at_or_below(path, m->point))
 			continue;
 		if (!best || strlen(m->point) > strlen(best->point) ||
 		    (strcmp(m->point, best->point) == 0 && !covered(ours, m)))
 			best = m;
 	}
-	*in_fs = NULL;
-	*majmin = NULL;
 	if (!best)
 		return 0;
-	{
-		const char *rest = run_dir + (strcmp(best->point, "/") == 0 ? 0 : strlen(best->point));
-
-		if (asprintf(in_fs, "%s%s", strcmp(best->root, "/") == 0 ? "" : best->root, rest) < 0) {
-			*in_fs = NULL;
-			return nsg_fail(ENOMEM, "out of memory");
-		}
+	rest = path + (strcmp(best->point, "/") == 0 ? 0 : strlen(best->point));
+	if (asprintf(&out->in_fs, "%s%s", strcmp(best->root, "/") == 0 ? "" : best->root, rest) < 0) {
+		out->in_fs = NULL;
+		return nsg_fail(ENOMEM, "out of memory");
 	}
-	*majmin = best->majmin;
+	out->majmin = best->majmin;
 	return 0;
 }
 
-enum danger { SAFE, BPFFS, CGROUP, RUN_DIR };
+/* m shows the file or directory at spot: its root is at or above it. */
+static bool shows(const struct mnt *m, const struct spot *s)
+{
+	return s->majmin && s->in_fs && strcmp(m->majmin, s->majmin) == 0 &&
+	       at_or_below(s->in_fs, m->root);
+}
 
-/* What a writable m would expose. */
-static enum danger danger(const struct mnt *m, const struct mounts_ctx *c, const char *run_majmin,
-			  const char *run_in_fs)
+/*
+ * What a host-root container must not reach, one row each: `even_ro`
+ * views are refused read-only too, because the kernel checks what they
+ * expose by inode, not by mount (bpffs grants BPF_OBJ_GET by the pin's
+ * mode, flock() takes a read-only descriptor, connect() to a socket needs
+ * no writable mount, setns() takes any nsfs descriptor, /proc/PID/root
+ * leads anywhere its processes' roots do); the rest only when writable.
+ */
+enum danger { SAFE, BPFFS, RUN_DIR, HOST_PROC, NSFS, CGROUP, SYSFS, CONFIG, BINARY };
+static const struct {
+	bool even_ro;
+	const char *fmt; /* the mount point, the detail (see refuse), the guarded cgroup */
+} dangers[] = {
+	[BPFFS] = { true, "the container's mount at %.200s is a bpf file system%.0s: bpffs grants "
+			  "BPF_OBJ_GET by the pin's inode, read-only or not, so it could open "
+			  "nsguard's links and maps and detach or rewrite any guard" },
+	[RUN_DIR] = { true, "the container's mount at %.200s shows %.200s (nsguard's lock, records "
+			    "and agent socket): read-only or not, it could hold the lock (flock), "
+			    "connect to the agent and read every container's record" },
+	[HOST_PROC] = { true, "the container's mount at %.200s is a proc file system of the host's%.0s: "
+			      "through /proc/PID/root of host processes (and other containers') it "
+			      "reaches their file systems, nsguard's pins included" },
+	[NSFS] = { true, "the container's mount at %.200s is a namespace file (nsfs)%.0s: setns() "
+			 "into it joins a namespace nsguard never judged (a user namespace owned by "
+			 "uid 0 gives every capability without userns_create)" },
+	[CGROUP] = { false, "the container's mount at %1$.200s shows cgroup %2$.200s read-write, "
+			    "above or beside the guarded %3$.200s: its processes could move out of "
+			    "the cgroup nsguard guards" },
+	[SYSFS] = { false, "the container's mount at %.200s is a writable %.200s: a kernel interface "
+			   "(/sys/kernel/uevent_helper, binfmt_misc and the like run programs as "
+			   "the host's root)" },
+	[CONFIG] = { false, "the container's mount at %.200s shows nsguard's configuration %.200s "
+			    "read-write: it could loosen every later container's policy" },
+	[BINARY] = { false, "the container's mount at %.200s shows nsguard's binary %.200s "
+			    "read-write: it could replace the hook" },
+};
+
+/* What nsguard's own state looks like from ours (mounts_check_files). */
+struct protected {
+	struct spot run, config, config_dir, binary, binary_dir;
+	const struct table *ours;
+};
+
+/* The kernel's interfaces that sit in /sys and /proc/sys/fs (the SYSFS row). */
+static const char *const kernel_fs[] = { "sysfs", "securityfs", "debugfs", "tracefs", "configfs",
+					 "pstore", "efivarfs", "binfmt_misc" };
+
+/* The row m falls under (SAFE: none), writable or not. */
+static enum danger danger(const struct mnt *m, const struct mounts_ctx *c,
+			  const struct protected *p)
 {
 	if (strcmp(m->fstype, "bpf") == 0)
 		return BPFFS;
+	if (p->run.majmin && strcmp(m->majmin, p->run.majmin) == 0 &&
+	    (at_or_below(m->root, p->run.in_fs) || at_or_below(p->run.in_fs, m->root)))
+		return RUN_DIR;
+	if (strcmp(m->fstype, "proc") == 0)
+		for (size_t i = 0; i < p->ours->n; i++)
+			if (strcmp(p->ours->m[i].fstype, "proc") == 0 &&
+			    strcmp(p->ours->m[i].majmin, m->majmin) == 0)
+				return HOST_PROC;
+	if (strcmp(m->fstype, "nsfs") == 0)
+		return NSFS;
 	if (strcmp(m->fstype, "cgroup2") == 0 && !at_or_below(m->root, c->guarded))
 		return CGROUP;
-	if (run_majmin && strcmp(m->majmin, run_majmin) == 0 &&
-	    (at_or_below(m->root, run_in_fs) || at_or_below(run_in_fs, m->root)))
-		return RUN_DIR;
+	for (size_t i = 0; i < ARRAY_SIZE(kernel_fs); i++)
+		if (strcmp(m->fstype, kernel_fs[i]) == 0)
+			return SYSFS;
+	if (shows(m, &p->config) || shows(m, &p->config_dir))
+		return CONFIG;
+	if (shows(m, &p->binary) || shows(m, &p->binary_dir))
+		return BINARY;
 	return SAFE;
 }
 
 static int refuse(const struct mnt *m, enum danger d, const struct mounts_ctx *c)
 {
-	const char *fix = c->ro_holds ? "mount it read-only (each submount of an rbind too) or not at all"
-				      : "its user namespace maps the host's root and may make its "
-					"own mounts writable again: do not mount it at all";
+	const char *detail = d == RUN_DIR ? c->run_dir : d == CGROUP ? m->root :
+			     d == SYSFS ? m->fstype :
+			     d == CONFIG ? (c->config ? c->config : "") :
+			     d == BINARY ? (c->binary ? c->binary : "") : "";
+	char what[768];
 
-	if (d == BPFFS)
+	/* The format is one of dangers[]: fixed, never the tenant's. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	snprintf(what, sizeof(what), dangers[d].fmt, m->point, detail, c->guarded);
+#pragma GCC diagnostic pop
+	return nsg_fail(EPERM, "%s, and it runs as the host's root; %s", what,
+			dangers[d].even_ro ? "do not mount it at all"
+					   : "mount it read-only (each submount of an rbind too) or "
+					     "not at all");
+}
+
+/* path (container-absolute, clean) is name or below one of names, cleaned. */
+static bool listed(const char *path, char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cleanup_free char *clean = names[i] && names[i][0] == '/' ? path_clean(names[i]) : NULL;
+
+		if (clean && at_or_below(path, clean))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A host-root container's own proc mount at m: /proc/sys (kernel.core_pattern,
+ * kernel.modprobe run a program as the host's root) and /proc/sysrq-trigger
+ * must be read-only or masked.  The runtime applies linux.readonlyPaths and
+ * maskedPaths after the createRuntime hooks, so the spec it will apply is
+ * what tells; the kernel's view tells where it already shows one read-only.
+ */
+static int proc_sys_check(const struct table *t, const struct mnt *m, const char *rootfs,
+			  const struct mounts_ctx *c)
+{
+	static const char *const kept[] = { "sys", "sysrq-trigger" };
+	size_t n = rootfs && strcmp(rootfs, "/") != 0 ? strlen(rootfs) : 0;
+	const char *dest = rootfs && at_or_below(m->point, rootfs) ? m->point + n : m->point;
+
+	if (!writable(m))
+		return 0;
+	for (size_t k = 0; k < ARRAY_SIZE(kept); k++) {
+		cleanup_free char *inside = NULL, *point = NULL;
+		bool ro_now = false;
+
+		if (asprintf(&inside, "%s/%s", dest[0] ? dest : "", kept[k]) < 0 ||
+		    asprintf(&point, "%s/%s", strcmp(m->point, "/") ? m->point : "", kept[k]) < 0)
+			return nsg_fail(ENOMEM, "out of memory");
+		for (size_t i = 0; i < t->n && !ro_now; i++)
+			ro_now = t->m[i].judged && strcmp(t->m[i].point, point) == 0 &&
+				 !covered(t, &t->m[i]) && !writable(&t->m[i]);
+		if (ro_now || listed(inside, c->ro_paths, c->n_ro_paths) ||
+		    listed(inside, c->masked_paths, c->n_masked_paths))
+			continue;
 		return nsg_fail(EPERM,
-				"the container's mount at %.200s is a writable bpf file system, and "
-				"it runs as the host's root: it could unpin nsguard's program and "
-				"links; %s",
-				m->point, fix);
-	if (d == CGROUP)
-		return nsg_fail(EPERM,
-				"the container's mount at %.200s shows cgroup %.200s read-write, "
-				"above or beside the guarded %.200s, and it runs as the host's root: "
-				"its processes could move out of the cgroup nsguard guards; %s",
-				m->point, m->root, c->guarded, fix);
-	return nsg_fail(EPERM,
-			"the container's mount at %.200s shows %s read-write, and it runs as the "
-			"host's root: it could rewrite nsguard's records and lock; %s",
-			m->point, c->run_dir, fix);
+				"the container's /proc at %.200s leaves %.200s writable (config.json "
+				"linux.readonlyPaths and maskedPaths do not name it), and it runs as "
+				"the host's root: %s; add it to linux.readonlyPaths (Docker, "
+				"containerd, podman and CRI-O do by default)",
+				m->point, inside,
+				k == 0 ? "kernel.core_pattern and kernel.modprobe run programs as the "
+					 "host's root"
+				       : "it can crash or reboot the host");
+	}
+	return 0;
+}
+
+static void protected_free(struct protected *p)
+{
+	free(p->run.in_fs);
+	free(p->config.in_fs);
+	free(p->config_dir.in_fs);
+	free(p->binary.in_fs);
+	free(p->binary_dir.in_fs);
+}
+
+/* Where each piece of nsguard's state is, in ours. */
+static int protected_locate(const struct table *ours, const struct mounts_ctx *c,
+			    struct protected *p)
+{
+	cleanup_free char *config_dir = c->config ? strdup(c->config) : NULL;
+	cleanup_free char *binary_dir = c->binary ? strdup(c->binary) : NULL;
+	char *slash;
+
+	p->ours = ours;
+	if ((c->config && !config_dir) || (c->binary && !binary_dir))
+		return nsg_fail(ENOMEM, "out of memory");
+	/* The directories too: a new file there replaces the one named. */
+	if (config_dir && (slash = strrchr(config_dir, '/')) && slash != config_dir)
+		*slash = '\0';
+	if (binary_dir && (slash = strrchr(binary_dir, '/')) && slash != binary_dir)
+		*slash = '\0';
+	return locate(ours, c->run_dir, &p->run) ?: locate(ours, c->config, &p->config)
+	       ?: locate(ours, config_dir, &p->config_dir) ?: locate(ours, c->binary, &p->binary)
+	       ?: locate(ours, binary_dir, &p->binary_dir);
 }
 
 int mounts_check_files(const char *theirs_path, const char *ours_path, const struct mounts_ctx *c)
 {
 	struct table theirs, ours;
-	cleanup_free char *run_in_fs = NULL;
-	const char *run_majmin = NULL, *rootfs = NULL;
-	int err = table_read(theirs_path, &theirs);
+	struct protected prot = { 0 };
+	const char *rootfs = NULL;
+	int err = 0;
 
+	/*
+	 * A mount namespace owned by a user namespace the container has every
+	 * capability in (one that maps the host's root): it may umount and
+	 * remount what it likes, and as the host's uid 0 write /proc/sys.
+	 */
+	if (!c->ro_holds)
+		return nsg_fail(EPERM,
+				"the container's user namespace maps the host's root (uid 0) and owns "
+				"its mounts: no read-only mount holds there, and as the host's uid 0 "
+				"it may write /proc/sys (kernel.core_pattern runs a program as the "
+				"host's root); map it to an unprivileged range of ids");
+	err = table_read(theirs_path, &theirs);
 	if (!err)
 		err = table_read(ours_path, &ours);
 	else
@@ -351,7 +512,7 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 	if (!err)
 		err = mark_added(&theirs, &ours);
 	if (!err)
-		err = locate(&ours, c->run_dir, &run_majmin, &run_in_fs);
+		err = protected_locate(&ours, c, &prot);
 	if (err)
 		goto out;
 	/* The shallowest added mount point, if every added one is below it. */
@@ -373,13 +534,19 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 		const struct mnt *m = &theirs.m[i];
 		enum danger d;
 
-		if (!m->judged || !writable(m, c->ro_holds))
+		if (!m->judged)
 			continue;
-		d = danger(m, c, run_majmin, run_in_fs);
-		if (d == SAFE)
+		d = danger(m, c, &prot);
+		/* Its own proc: what the runtime will make of /proc/sys. */
+		if (d == SAFE && strcmp(m->fstype, "proc") == 0) {
+			err = proc_sys_check(&theirs, m, rootfs, c);
+			continue;
+		}
+		if (d == SAFE || (!dangers[d].even_ro && !writable(m)))
 			continue;
 		/* What the runtime is about to do anyway, done now: then it is read-only. */
-		if (c->ro_holds && c->make_ro && ro_requested(&theirs, m, rootfs, c->cfg, c->n_cfg)) {
+		if (!dangers[d].even_ro && c->make_ro &&
+		    ro_requested(&theirs, m, rootfs, c->cfg, c->n_cfg)) {
 			cleanup_free char *why = NULL, *refusal = NULL;
 
 			err = c->make_ro(m->point, m->id, c->data);
@@ -395,6 +562,7 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 		err = refuse(m, d, c);
 	}
 out:
+	protected_free(&prot);
 	table_free(&theirs);
 	table_free(&ours);
 	return err;
@@ -466,15 +634,14 @@ static int make_ro_live(const char *point, unsigned long id, void *data)
 	return 0;
 }
 
-int mounts_check(const char *proc_root, pid_t pid, const char *guarded,
-		 const struct oci_mount *cfg, size_t n_cfg, const char *run_dir, bool ro_holds)
+int mounts_check(const char *proc_root, pid_t pid, const struct mounts_ctx *base)
 {
 	cleanup_free char *theirs = NULL, *ours = NULL;
 	struct live l = { proc_root, pid };
-	struct mounts_ctx c = { .guarded = guarded, .cfg = cfg, .n_cfg = n_cfg,
-				.run_dir = run_dir, .ro_holds = ro_holds,
-				.make_ro = make_ro_live, .data = &l };
+	struct mounts_ctx c = *base;
 
+	c.make_ro = make_ro_live;
+	c.data = &l;
 	if (asprintf(&theirs, "%s/%d/mountinfo", proc_root, (int)pid) < 0)
 		theirs = NULL;
 	if (asprintf(&ours, "%s/self/mountinfo", proc_root) < 0)

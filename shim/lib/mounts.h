@@ -17,12 +17,18 @@ struct mounts_ctx {
 	const char *guarded; /* the guarded cgroup, as /proc/PID/cgroup shows it */
 	const struct oci_mount *cfg; /* config.json "mounts", for the ro concession */
 	size_t n_cfg;
+	/* config.json linux.readonlyPaths and maskedPaths (for /proc/sys) */
+	char *const *ro_paths;
+	size_t n_ro_paths;
+	char *const *masked_paths;
+	size_t n_masked_paths;
 	const char *run_dir; /* NSGUARD_RUN_DIR */
+	const char *config; /* nsguard's config file (and so its directory); may be NULL */
+	const char *binary; /* nsguard's binary file (and its directory); may be NULL */
 	/*
 	 * A read-only mount stays read-only: the container is in the host's
-	 * user namespace (and without CAP_SYS_ADMIN, scope_host_caps).  False
-	 * for a user namespace that maps the host's root: it owns its mount
-	 * namespace and may remount, so only the super block's ro counts.
+	 * user namespace and its mount namespace is owned by it.  False for a
+	 * user namespace that maps the host's root: refused outright.
 	 */
 	bool ro_holds;
 	/* Make the top mount at point, mount id, read-only now (NULL: never). */
@@ -31,26 +37,35 @@ struct mounts_ctx {
 };
 
 /*
- * The mounts of the container (theirs, its init's mountinfo) that it will
- * reach: every mount at or below a mount point the runtime added for it
- * (mounts that ours, the mountinfo of the namespace the runtime copied, does
- * not hold as often; the runtime's bind of the rootfs onto itself is one of
- * them, so after pivot_root this is all it can see).  Of those, refused
- * (-EPERM, one line naming the mount): a writable bpf file system (the pins,
- * any program's); a writable cgroup2 mount whose root is not guarded or below
- * it; a writable mount that shows run_dir (nsguard's records and lock) or
- * anything above or below it.  Writable: "rw" in both the mount's and the
- * super block's options (the mount's own only counts with ro_holds), each
- * submount of an rbind on its own.  crun makes `ro` mounts read-only only
- * after the createRuntime hooks: such a mount, the top one at exactly the
- * destination of the last config.json entry there, whose options ask for ro
- * (no rrw), with no later entry at or above it, is made read-only now
- * (make_ro), as the runtime is about to.  A table that cannot be read, or
- * one too large to judge (-EPERM), is a refusal too.
+ * The mounts of a host-root container (theirs, its init's mountinfo) that
+ * it will reach: every mount at or below a mount point the runtime added for
+ * it (mounts that ours, the mountinfo of the namespace the runtime copied,
+ * does not hold as often; the runtime's bind of the rootfs onto itself is
+ * one of them, so after pivot_root this is all it can see).  Refused (-EPERM,
+ * one line naming the mount and what it exposes), read-only or not, because
+ * the kernel checks what they expose by inode: a bpf file system (any); a
+ * mount that shows run_dir (nsguard's lock, records and agent socket) or
+ * anything above or below it; a proc file system the runtime's namespace has
+ * too (the host's: /proc/PID/root); an nsfs file.  Refused when writable
+ * ("rw" in both the mount's and the super block's options, each submount of
+ * an rbind on its own): a cgroup2 mount whose root is not the guarded cgroup
+ * or below it; a sysfs; a mount that shows nsguard's config file, its
+ * directory, its binary or the binary's directory.  The container's own
+ * proc must leave /proc/sys and /proc/sysrq-trigger read-only or masked by
+ * linux.readonlyPaths/maskedPaths (which the runtime applies after the
+ * hooks), unless the kernel already shows them read-only.  crun makes `ro`
+ * mounts read-only only after the createRuntime hooks: such a mount (a
+ * writable-only row), the top one at exactly the destination of the last
+ * config.json entry there, whose options ask for ro (no rrw), with no later
+ * entry at or above it, is made read-only now (make_ro), as the runtime is
+ * about to.  A table that cannot be read, or one too large to judge
+ * (-EPERM), is a refusal too; so is !ro_holds.
  */
 int mounts_check_files(const char *theirs, const char *ours, const struct mounts_ctx *c);
-/* The same for pid: proc_root/PID/mountinfo against proc_root/self/mountinfo. */
-int mounts_check(const char *proc_root, pid_t pid, const char *guarded,
-		 const struct oci_mount *cfg, size_t n_cfg, const char *run_dir, bool ro_holds);
+/*
+ * The same for pid: proc_root/PID/mountinfo against proc_root/self/mountinfo,
+ * making mounts read-only in pid's mount namespace (c's make_ro is replaced).
+ */
+int mounts_check(const char *proc_root, pid_t pid, const struct mounts_ctx *c);
 
 #endif

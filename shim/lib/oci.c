@@ -44,7 +44,7 @@ const char *const oci_config_keys[] = {
 	"poststop", "path", "args", "env", "timeout",
 	/* merge_config, and the container's shape */
 	"annotations", "mounts", "destination", "source", "type", "options", "linux", "cgroupsPath",
-	"namespaces", "root", "process",
+	"readonlyPaths", "maskedPaths", "namespaces", "root", "process",
 	/* add_capabilities */
 	"capabilities", "bounding", "effective", "inheritable", "permitted", "ambient", NULL
 };
@@ -214,6 +214,12 @@ void oci_state_free(struct oci_state *st)
 		free(st->mounts[i].type);
 	}
 	free(st->mounts);
+	for (i = 0; i < st->n_ro_paths; i++)
+		free(st->ro_paths[i]);
+	free(st->ro_paths);
+	for (i = 0; i < st->n_masked_paths; i++)
+		free(st->masked_paths[i]);
+	free(st->masked_paths);
 	free(st->cgroups_path);
 	free(st->oci_version);
 	free(st->id);
@@ -436,8 +442,43 @@ static int add_capabilities(struct oci_state *st, const struct jv *proc, const c
 	return 0;
 }
 
+/*
+ * linux.readonlyPaths / maskedPaths: arrays of strings, or absent/null.
+ * Anything else the runtime would refuse to decode: refused here too.
+ */
+static int add_paths(const struct jv *lx, const char *key, char ***out, size_t *n_out,
+		     const char *what)
+{
+	const struct jv *arr = jv_get(lx, key), *it;
+	size_t n;
+
+	if (!arr || jv_is_null(arr))
+		return 0;
+	if (!jv_is_array(arr))
+		return nsg_fail(EINVAL, "%s: linux.%s is not an array", what, key);
+	n = jv_count(arr);
+	if (n > OCI_PATHS_MAX)
+		return nsg_fail(EINVAL, "%s: linux.%s has more than %d entries", what, key,
+				OCI_PATHS_MAX);
+	*out = calloc(n ?: 1, sizeof(**out));
+	if (!*out)
+		return nsg_fail(ENOMEM, "%s: out of memory", what);
+	jv_for_each(it, arr) {
+		if (!jv_is_string(it) || !it->str)
+			return nsg_fail(EINVAL, "%s: linux.%s holds a non-string", what, key);
+		(*out)[*n_out] = strdup(it->str);
+		if (!(*out)[*n_out])
+			return nsg_fail(ENOMEM, "%s: out of memory", what);
+		++*n_out; /* freed with the state from here on */
+	}
+	return 0;
+}
+
 /* merge_config's part of a config.json (oci.h). */
-static const struct jv_only config_linux[] = { { "cgroupsPath", NULL }, { NULL, NULL } };
+static const struct jv_only config_linux[] = { { "cgroupsPath", NULL },
+					       { "readonlyPaths", NULL },
+					       { "maskedPaths", NULL },
+					       { NULL, NULL } };
 static const struct jv_only config_process[] = { { "capabilities", NULL }, { NULL, NULL } };
 const struct jv_only oci_config_read[] = {
 	{ "annotations", NULL },
@@ -464,7 +505,9 @@ static int merge_config(struct oci_state *st, const char *buf, size_t len, const
 	if (lx && !jv_is_null(lx)) {
 		if (!jv_is_object(lx))
 			return nsg_fail(EINVAL, "%s: \"linux\" is not an object", what);
-		err = get_string(lx, "cgroupsPath", false, what, &st->cgroups_path);
+		err = get_string(lx, "cgroupsPath", false, what, &st->cgroups_path) ?:
+		      add_paths(lx, "readonlyPaths", &st->ro_paths, &st->n_ro_paths, what) ?:
+		      add_paths(lx, "maskedPaths", &st->masked_paths, &st->n_masked_paths, what);
 		if (err)
 			return err;
 	}

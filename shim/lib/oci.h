@@ -45,6 +45,7 @@ struct oci_annotation {
 
 /* One entry of config.json "mounts": what scope.c needs to judge it. */
 #define OCI_MOUNTS_MAX 1024
+#define OCI_PATHS_MAX 1024
 struct oci_mount {
 	char *destination;
 	char *source; /* may be NULL */
@@ -67,6 +68,15 @@ struct oci_state {
 	struct oci_mount *mounts;
 	size_t n_mounts;
 	char *cgroups_path; /* linux.cgroupsPath; NULL if absent */
+	/*
+	 * linux.readonlyPaths and linux.maskedPaths, as written: the runtime
+	 * applies them after the createRuntime hooks (mounts.c judges /proc/sys
+	 * by them).  At most OCI_PATHS_MAX each.
+	 */
+	char **ro_paths;
+	size_t n_ro_paths;
+	char **masked_paths;
+	size_t n_masked_paths;
 	/* process.capabilities names CAP_SYS_ADMIN or CAP_BPF in any set, or
 	 * says nothing (the runtime then keeps every capability). */
 	bool caps_detach;
@@ -96,7 +106,8 @@ int oci_state_read_fd(int fd, struct oci_state *out);
 /*
  * Add the nsguard.io/ annotations of <bundle>/config.json that the state does
  * not carry (the state wins key by key), and read its "mounts" (at most
- * OCI_MOUNTS_MAX), linux.cgroupsPath and the capabilities of
+ * OCI_MOUNTS_MAX), linux.cgroupsPath, linux.readonlyPaths and
+ * linux.maskedPaths (strings, at most OCI_PATHS_MAX each) and the capabilities of
  * process.capabilities (caps_detach).  A state without a bundle, a
  * config.json that is missing or cannot be read, and one over
  * OCI_CONFIG_MAX (-EFBIG) are errors: nsguard never guesses what the runtime

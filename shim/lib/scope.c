@@ -2,12 +2,14 @@
 /* Which cgroup to guard for a container: what its processes can reach. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <linux/nsfs.h>
 
 #include "fileio.h"
@@ -327,10 +329,28 @@ int scope_in_runtime_cgroup(const char *target, const char *cgroups_path)
 	return 0;
 }
 
-int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
-		  const char *init_path, char **target_out, const char **how)
+/* This process's binary, as its mount namespace names it (NULL if it cannot tell). */
+static char *self_exe(const char *proc_root)
 {
-	cleanup_free char *rel = NULL, *root = NULL;
+	cleanup_free char *link = NULL;
+	char buf[PATH_MAX];
+	ssize_t n;
+
+	if (asprintf(&link, "%s/self/exe", proc_root) < 0)
+		return NULL;
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0 || buf[0] != '/')
+		return NULL;
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
+		  const char *init_path, const char *config_path, char **target_out,
+		  const char **how)
+{
+	cleanup_free char *rel = NULL, *root = NULL, *exe = NULL;
+	struct mounts_ctx mc;
 	bool same_cg = false, same_mnt = false, same_pid = false, host_root = false, same_user = false;
 	bool is_init = false;
 	int err = 0;
@@ -412,8 +432,13 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 			return err;
 	}
 	/* What its mounts show, from the kernel's table: not what config.json asked. */
-	err = mounts_check(proc_root, st->pid, root, st->mounts, st->n_mounts, NSGUARD_RUN_DIR,
-			   same_user);
+	exe = self_exe(proc_root);
+	mc = (struct mounts_ctx){ .guarded = root, .cfg = st->mounts, .n_cfg = st->n_mounts,
+				  .ro_paths = st->ro_paths, .n_ro_paths = st->n_ro_paths,
+				  .masked_paths = st->masked_paths,
+				  .n_masked_paths = st->n_masked_paths, .run_dir = NSGUARD_RUN_DIR,
+				  .config = config_path, .binary = exe, .ro_holds = same_user };
+	err = mounts_check(proc_root, st->pid, &mc);
 	if (err)
 		return err;
 	*target_out = steal_pointer(&root);

@@ -23,8 +23,11 @@
  *   As the host's root (no user namespace, or one mapping uid 0) it has it
  *   wherever it can see, so it must not see the host's hierarchy: refused
  *   in the host's cgroup or mount namespace, or when a mount it will reach
- *   shows a cgroup2 file system outside the guarded cgroup, a bpf file
- *   system or /run/nsguard read-write (mounts.h).  nsdelegate
+ *   exposes nsguard's state or the host (mounts.h: a bpf file system, the
+ *   run directory, the host's proc or an nsfs file even read-only; a cgroup2
+ *   file system outside the guarded cgroup, a sysfs, nsguard's config or
+ *   binary writable; /proc/sys left writable).  config_path is the config
+ *   the caller read (its file and directory are protected).  nsdelegate
  *   is not relied on: any cgroup2 mount made in the host's cgroup
  *   namespace, by any runtime for any container, clears it node-wide.
  * Refusals are -EPERM with one line saying why.  *target_out is a path like
@@ -32,7 +35,8 @@
  * "/proc" and CGROUP_ROOT except in tests.
  */
 int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
-		  const char *init_path, char **target_out, const char **how);
+		  const char *init_path, const char *config_path, char **target_out,
+		  const char **how);
 
 /*
  * -EPERM (one line) if the init of st runs in the host's user namespace with

@@ -19,7 +19,8 @@ static const char ours[] = "1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\
 			   "20 1 0:20 / /sys rw shared:2 - sysfs sysfs rw\n"
 			   "21 20 0:26 / /sys/fs/cgroup rw shared:3 - cgroup2 cgroup2 rw\n"
 			   "22 20 0:30 / /sys/fs/bpf rw shared:4 - bpf bpf rw,mode=700\n"
-			   "23 1 0:40 / /run rw shared:5 - tmpfs tmpfs rw\n";
+			   "23 1 0:40 / /run rw shared:5 - tmpfs tmpfs rw\n"
+			   "24 1 0:5 / /proc rw shared:6 - proc proc rw\n";
 
 /* The container's copy of them, the rootfs bound onto itself, its own mounts. */
 #define COPIES                                                            \
@@ -27,11 +28,13 @@ static const char ours[] = "1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\
 	"102 101 0:20 / /sys rw - sysfs sysfs rw\n"                       \
 	"103 102 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"         \
 	"104 102 0:30 / /sys/fs/bpf rw - bpf bpf rw,mode=700\n"           \
-	"105 101 0:40 / /run rw - tmpfs tmpfs rw\n"
+	"105 101 0:40 / /run rw - tmpfs tmpfs rw\n"                       \
+	"106 101 0:5 / /proc rw - proc proc rw\n"
 #define ROOTFS                                                                \
 	"110 101 8:1 /ct/rootfs /ct/rootfs rw - ext4 /dev/vda rw\n"           \
 	"111 110 0:50 / /ct/rootfs/proc rw - proc proc rw\n"                  \
-	"112 110 0:26 /nsg/c1 /ct/rootfs/sys/fs/cgroup ro - cgroup2 cgroup2 rw\n"
+	"113 110 0:51 / /ct/rootfs/sys ro - sysfs sysfs rw\n"                 \
+	"112 113 0:26 /nsg/c1 /ct/rootfs/sys/fs/cgroup ro - cgroup2 cgroup2 rw\n"
 /* docker run -v /sys:/h:ro: runc and crun make only the top mount read-only. */
 #define RBIND_RO_TOP                                                       \
 	"120 110 0:20 / /ct/rootfs/h ro - sysfs sysfs rw\n"                \
@@ -52,6 +55,17 @@ static const struct oci_mount cfg_decoys[] = { { .destination = "/h/fs/bpf", .ro
 					       { .destination = "/h/fs/cgroup", .ro = true },
 					       { .destination = "/h", .ro = true } };
 
+/* linux.readonlyPaths / maskedPaths: Docker's, and others. */
+static char *docker_ro[] = { "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+			     "/proc/sysrq-trigger" };
+static char *none[] = { NULL };
+static char *only_sys[] = { "/proc/sys" };
+static char *whole_proc[] = { "/proc" };
+static char *unclean[] = { "/proc//sys/", "/proc/./sysrq-trigger" };
+static char *relative[] = { "proc/sys", "proc/sysrq-trigger" };
+static char *masked_sys[] = { "/proc/sys", "/proc/sysrq-trigger" };
+#define PATHS(a) a, ARRAY_SIZE(a)
+
 static const struct {
 	const char *name, *theirs;
 	const struct oci_mount *cfg;
@@ -60,6 +74,11 @@ static const struct {
 	const char *msg;
 	const char *made_ro; /* the point make_ro was asked for, if any */
 	bool userns; /* a user namespace that maps the host's root: ro does not hold */
+	/* readonlyPaths (NULL: docker_ro), maskedPaths */
+	char **ro;
+	size_t n_ro;
+	char **masked;
+	size_t n_masked;
 } rows[] = {
 	/* The host's own mounts are left behind by pivot_root: not judged. */
 	{ "plain", COPIES ROOTFS },
@@ -70,48 +89,62 @@ static const struct {
 	  COPIES ROOTFS "120 110 0:20 / /ct/rootfs/h ro - sysfs sysfs rw\n"
 			"121 120 0:26 / /ct/rootfs/h/fs/cgroup ro - cgroup2 cgroup2 rw\n"
 			"122 120 0:30 / /ct/rootfs/h/fs/bpf rw - bpf bpf rw\n",
-	  CFG(cfg_h_ro), -EPERM, "mount at /ct/rootfs/h/fs/bpf is a writable bpf file system" },
+	  CFG(cfg_h_ro), -EPERM, "mount at /ct/rootfs/h/fs/bpf is a bpf file system" },
+	/* #40: read-only protects nothing the kernel checks by inode. */
 	{ "rbind-each-submount-ro",
 	  COPIES ROOTFS "120 110 0:20 / /ct/rootfs/h ro - sysfs sysfs rw\n"
 			"121 120 0:26 / /ct/rootfs/h/fs/cgroup ro - cgroup2 cgroup2 rw\n"
-			"122 120 0:30 / /ct/rootfs/h/fs/bpf ro - bpf bpf rw\n" },
-	/* A user namespace that maps the host's root may remount: only the super block counts. */
-	{ "userns-ro-does-not-hold",
+			"122 120 0:30 / /ct/rootfs/h/fs/bpf ro - bpf bpf rw\n",
+	  NULL, 0, -EPERM, "mount at /ct/rootfs/h/fs/bpf is a bpf file system: bpffs grants "
+			   "BPF_OBJ_GET by the pin's inode, read-only or not" },
+	/* A user namespace that maps the host's root owns its mounts: refused. */
+	{ "userns-maps-root",
 	  COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b ro - bpf bpf rw\n", CFG(cfg_b_ro), -EPERM,
-	  "links; its user namespace maps the host's root and may make its own mounts writable",
-	  .userns = true },
-	{ "userns-super-ro", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf ro\n",
-	  .userns = true },
-	/* A read-only super block is read-only whatever the mount says. */
-	{ "bpf-super-ro", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf ro\n" },
+	  "user namespace maps the host's root (uid 0) and owns its mounts", .userns = true },
+	{ "userns-maps-root-nothing-mounted", COPIES ROOTFS, NULL, 0, -EPERM,
+	  "may write /proc/sys", .userns = true },
+	{ "bpf-super-ro", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf ro\n", NULL, 0,
+	  -EPERM, "mount at /ct/rootfs/b is a bpf file system" },
 	{ "bind-bpffs-rw", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n", NULL, 0,
-	  -EPERM, "mount at /ct/rootfs/b is a writable bpf file system" },
-	{ "bind-bpffs-subdir-rw",
-	  COPIES ROOTFS "130 110 0:30 /nsguard/links /ct/rootfs/b rw - bpf bpf rw\n", NULL, 0,
-	  -EPERM, "writable bpf file system" },
+	  -EPERM, "mount at /ct/rootfs/b is a bpf file system" },
+	{ "bind-bpffs-ro", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b ro - bpf bpf rw\n",
+	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b is a bpf file system" },
+	{ "bind-bpffs-subdir-ro",
+	  COPIES ROOTFS "130 110 0:30 /nsguard/links /ct/rootfs/b ro - bpf bpf rw\n", NULL, 0,
+	  -EPERM, "is a bpf file system" },
+	/* Any bpffs instance at all, not only the host's. */
+	{ "other-bpffs-instance", COPIES ROOTFS "130 110 0:77 / /ct/rootfs/b ro - bpf bpf rw\n",
+	  NULL, 0, -EPERM, "is a bpf file system" },
 	/* crun makes `ro` read-only after the hook: nsguard does it first, top mount only. */
-	{ "crun-ro-later", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n",
+	{ "crun-ro-later", COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n",
 	  CFG(cfg_b_ro), .made_ro = "/ct/rootfs/b" },
-	{ "crun-ro-later-make-ro-fails", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n",
-	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b is a writable bpf file system",
-	  .made_ro = "fail" },
-	{ "crun-rw", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n", CFG(cfg_b_rw),
-	  -EPERM, "writable bpf file system" },
+	{ "crun-ro-later-sysfs", COPIES ROOTFS "130 110 0:51 / /ct/rootfs/b rw - sysfs sysfs rw\n",
+	  CFG(cfg_b_ro), .made_ro = "/ct/rootfs/b" },
+	/* No concession where read-only is no protection. */
+	{ "crun-ro-later-bpffs", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n",
+	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b is a bpf file system" },
+	{ "crun-ro-later-make-ro-fails",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n", CFG(cfg_b_ro),
+	  -EPERM, "mount at /ct/rootfs/b shows cgroup /nsg read-write", .made_ro = "fail" },
+	{ "crun-rw", COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n",
+	  CFG(cfg_b_rw), -EPERM, "shows cgroup /nsg read-write" },
 	{ "crun-ro-covered",
-	  COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b rw - bpf bpf rw\n"
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n"
 			"131 130 0:60 / /ct/rootfs/b rw - tmpfs tmpfs rw\n",
-	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b is a writable bpf file system" },
+	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b shows cgroup /nsg read-write" },
 	{ "crun-ro-submount",
 	  COPIES ROOTFS "130 110 0:20 / /ct/rootfs/b rw - sysfs sysfs rw\n"
 			"131 130 0:30 / /ct/rootfs/b/fs/bpf rw - bpf bpf rw\n",
-	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b/fs/bpf is a writable bpf file system" },
-	{ "crun-ro-mangled", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/a\\040b rw - bpf bpf rw\n",
+	  CFG(cfg_b_ro), -EPERM, "mount at /ct/rootfs/b/fs/bpf is a bpf file system",
+	  .made_ro = "/ct/rootfs/b" },
+	{ "crun-ro-mangled",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/a\\040b rw - cgroup2 cgroup2 rw\n",
 	  CFG(cfg_space_ro), .made_ro = "/ct/rootfs/a b" },
 	/* Review: the last entry at /x is rw: whatever sits on top stays writable. */
 	{ "stacked-ro-then-rw",
 	  COPIES ROOTFS "130 110 0:60 / /ct/rootfs/x rw - tmpfs tmpfs rw\n"
-			"131 130 0:30 / /ct/rootfs/x rw - bpf bpf rw\n",
-	  CFG(cfg_x_ro_then_rw), -EPERM, "mount at /ct/rootfs/x is a writable bpf file system" },
+			"131 130 0:26 /nsg /ct/rootfs/x rw - cgroup2 cgroup2 rw\n",
+	  CFG(cfg_x_ro_then_rw), -EPERM, "mount at /ct/rootfs/x shows cgroup /nsg read-write" },
 	/* Review: decoy ro entries under a later rbind: its submounts land there. */
 	{ "decoys-under-later-rbind",
 	  COPIES ROOTFS "130 110 0:60 / /ct/rootfs/h/fs/bpf rw - tmpfs tmpfs rw\n"
@@ -125,6 +158,8 @@ static const struct {
 	{ "cgroup-parent-rw",
 	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL, 0,
 	  -EPERM, "shows cgroup /nsg read-write" },
+	{ "cgroup-parent-ro",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c ro - cgroup2 cgroup2 rw\n" },
 	{ "cgroup-sibling-rw",
 	  COPIES ROOTFS "130 110 0:26 /nsg/c10 /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL, 0,
 	  -EPERM, "shows cgroup /nsg/c10 read-write" },
@@ -132,24 +167,84 @@ static const struct {
 	{ "cgroup-escaped-sibling",
 	  COPIES ROOTFS "130 110 0:26 /nsg/c1\\040x /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL,
 	  0, -EPERM, "shows cgroup /nsg/c1 x read-write" },
-	/* /run/nsguard, from above, itself or below. */
+	/* /run/nsguard, from above, itself or below, read-only too (#40). */
 	{ "run-rw", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r rw - tmpfs tmpfs rw\n", NULL, 0,
-	  -EPERM, "shows /run/nsguard read-write" },
-	{ "run-nsguard-below-rw",
-	  COPIES ROOTFS "130 110 0:40 /nsguard/containers /ct/rootfs/r rw - tmpfs tmpfs rw\n",
-	  NULL, 0, -EPERM, "shows /run/nsguard read-write" },
+	  -EPERM, "mount at /ct/rootfs/r shows /run/nsguard (nsguard's lock, records" },
+	{ "run-ro", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r ro - tmpfs tmpfs rw\n", NULL, 0,
+	  -EPERM, "shows /run/nsguard (nsguard's lock, records and agent socket): read-only or "
+		  "not, it could hold the lock" },
+	{ "run-nsguard-below-ro",
+	  COPIES ROOTFS "130 110 0:40 /nsguard/containers /ct/rootfs/r ro - tmpfs tmpfs rw\n",
+	  NULL, 0, -EPERM, "shows /run/nsguard (" },
+	{ "agent-socket-ro",
+	  COPIES ROOTFS "130 110 0:40 /nsguard/agent.sock /ct/rootfs/s ro - tmpfs tmpfs rw\n",
+	  NULL, 0, -EPERM, "mount at /ct/rootfs/s shows /run/nsguard (" },
 	{ "run-other-rw", COPIES ROOTFS "130 110 0:40 /other /ct/rootfs/r rw - tmpfs tmpfs rw\n" },
-	{ "run-ro", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r ro - tmpfs tmpfs rw\n" },
+	/* The host's proc: /proc/PID/root of its processes leads anywhere. */
+	{ "host-proc-ro", COPIES ROOTFS "130 110 0:5 / /ct/rootfs/hp ro - proc proc rw\n", NULL,
+	  0, -EPERM, "mount at /ct/rootfs/hp is a proc file system of the host's" },
+	{ "host-proc-as-proc",
+	  COPIES "110 101 8:1 /ct/rootfs /ct/rootfs rw - ext4 /dev/vda rw\n"
+		 "111 110 0:5 / /ct/rootfs/proc rw - proc proc rw\n",
+	  NULL, 0, -EPERM, "mount at /ct/rootfs/proc is a proc file system of the host's" },
+	/* nsfs: a namespace to setns() into. */
+	{ "nsfs-file",
+	  COPIES ROOTFS "130 110 0:4 user:[4026532200] /ct/rootfs/n ro - nsfs nsfs rw\n", NULL,
+	  0, -EPERM, "mount at /ct/rootfs/n is a namespace file (nsfs)" },
+	/* sysfs writable. */
+	{ "sysfs-rw", COPIES ROOTFS "130 110 0:52 / /ct/rootfs/s rw - sysfs sysfs rw\n", NULL, 0,
+	  -EPERM, "mount at /ct/rootfs/s is a writable sysfs: a kernel interface" },
+	{ "binfmt-misc-rw",
+	  COPIES ROOTFS "130 113 0:54 / /ct/rootfs/sys/fs/binfmt_misc rw - binfmt_misc binfmt_misc rw\n",
+	  NULL, 0, -EPERM, "is a writable binfmt_misc" },
+	{ "debugfs-ro", COPIES ROOTFS "130 113 0:7 / /ct/rootfs/sys/kernel/debug ro - debugfs debugfs rw\n" },
+	/* nsguard's config and binary, writable. */
+	{ "config-dir-rw", COPIES ROOTFS "130 110 8:1 /etc/nsguard /ct/rootfs/e rw - ext4 /dev/vda rw\n",
+	  NULL, 0, -EPERM, "shows nsguard's configuration /etc/nsguard/nsguard.conf read-write" },
+	{ "config-file-rw",
+	  COPIES ROOTFS "130 110 8:1 /etc/nsguard/nsguard.conf /ct/rootfs/c rw - ext4 /dev/vda rw\n",
+	  NULL, 0, -EPERM, "shows nsguard's configuration" },
+	{ "config-etc-rw", COPIES ROOTFS "130 110 8:1 /etc /ct/rootfs/e rw - ext4 /dev/vda rw\n",
+	  NULL, 0, -EPERM, "shows nsguard's configuration" },
+	{ "config-etc-ro", COPIES ROOTFS "130 110 8:1 /etc /ct/rootfs/e ro - ext4 /dev/vda rw\n" },
+	{ "config-sibling-rw",
+	  COPIES ROOTFS "130 110 8:1 /etc/nsguardx /ct/rootfs/e rw - ext4 /dev/vda rw\n" },
+	{ "binary-dir-rw",
+	  COPIES ROOTFS "130 110 8:1 /usr/local/bin /ct/rootfs/b rw - ext4 /dev/vda rw\n", NULL, 0,
+	  -EPERM, "shows nsguard's binary /usr/local/bin/nsguard read-write" },
+	{ "binary-file-rw",
+	  COPIES ROOTFS "130 110 8:1 /usr/local/bin/nsguard /ct/rootfs/x rw - ext4 /dev/vda rw\n",
+	  NULL, 0, -EPERM, "shows nsguard's binary" },
+	{ "binary-dir-ro",
+	  COPIES ROOTFS "130 110 8:1 /usr/local/bin /ct/rootfs/b ro - ext4 /dev/vda rw\n" },
+	/* /proc/sys and /proc/sysrq-trigger: what the runtime will make of them. */
+	{ "proc-sys-writable", COPIES ROOTFS, NULL, 0, -EPERM,
+	  "the container's /proc at /ct/rootfs/proc leaves /proc/sys writable",
+	  .ro = none, .n_ro = 0 },
+	{ "proc-sysrq-writable", COPIES ROOTFS, NULL, 0, -EPERM,
+	  "leaves /proc/sysrq-trigger writable", .ro = PATHS(only_sys) },
+	{ "proc-sys-whole-proc-ro", COPIES ROOTFS, .ro = PATHS(whole_proc) },
+	{ "proc-sys-unclean", COPIES ROOTFS, .ro = PATHS(unclean) },
+	{ "proc-sys-relative", COPIES ROOTFS, NULL, 0, -EPERM, "leaves /proc/sys writable",
+	  .ro = PATHS(relative) },
+	{ "proc-sys-masked", COPIES ROOTFS, .ro = none, .n_ro = 0, .masked = PATHS(masked_sys) },
+	{ "proc-sys-kernel-view",
+	  COPIES ROOTFS "130 111 0:50 /sys /ct/rootfs/proc/sys ro - proc proc rw\n"
+			"131 111 0:50 /sysrq-trigger /ct/rootfs/proc/sysrq-trigger ro - proc proc rw\n",
+	  .ro = none, .n_ro = 0 },
+	{ "proc-elsewhere",
+	  COPIES ROOTFS "130 110 0:53 / /ct/rootfs/p rw - proc proc rw\n", NULL, 0, -EPERM,
+	  "the container's /proc at /ct/rootfs/p leaves /p/sys writable" },
 	/* Review: an empty source is an empty field, not a shift of the others. */
 	{ "empty-source", COPIES ROOTFS "130 110 0:61 / /ct/rootfs/e rw - tmpfs  rw\n" },
 	/* A rootfs of "/": the runtime's bind of / onto itself keeps every host mount. */
 	{ "rootfs-slash", COPIES "110 101 8:1 / / rw - ext4 /dev/vda rw\n", NULL, 0, -EPERM,
-	  "mount at /sys/fs/cgroup shows cgroup / read-write" },
+	  "mount at / shows nsguard's configuration" },
 	/* After pivot_root nothing is the host's: all judged. */
 	{ "pivoted",
 	  "200 199 8:1 /ct/rootfs / rw - ext4 /dev/vda rw\n"
-	  "201 200 0:30 / /b rw - bpf bpf rw\n",
-	  NULL, 0, -EPERM, "mount at /b is a writable bpf file system" },
+	  "201 200 0:30 / /b ro - bpf bpf rw\n",
+	  NULL, 0, -EPERM, "mount at /b is a bpf file system" },
 	{ "unreadable", "12 1 0:20\n", NULL, 0, -EINVAL, "a line nsguard cannot read" },
 };
 
@@ -168,7 +263,11 @@ static void row(size_t i)
 {
 	char a[] = "/tmp/nsguard-test-theirs.XXXXXX", b[] = "/tmp/nsguard-test-ours.XXXXXX";
 	struct mounts_ctx c = { .guarded = "/nsg/c1", .cfg = rows[i].cfg, .n_cfg = rows[i].n_cfg,
-				.run_dir = "/run/nsguard", .ro_holds = !rows[i].userns,
+				.ro_paths = rows[i].ro ? rows[i].ro : docker_ro,
+				.n_ro_paths = rows[i].ro ? rows[i].n_ro : ARRAY_SIZE(docker_ro),
+				.masked_paths = rows[i].masked, .n_masked_paths = rows[i].n_masked,
+				.run_dir = "/run/nsguard", .config = "/etc/nsguard/nsguard.conf",
+				.binary = "/usr/local/bin/nsguard", .ro_holds = !rows[i].userns,
 				.make_ro = fake_make_ro, .data = (void *)rows[i].made_ro };
 	int fa = mkstemp(a), fb = mkstemp(b), err;
 
@@ -192,8 +291,9 @@ static void row(size_t i)
 
 static void t_gone(void)
 {
-	ASSERT_ERR(-ESRCH,
-		   mounts_check("/nonexistent", 42, "/nsg/c1", NULL, 0, "/run/nsguard", true));
+	struct mounts_ctx c = { .guarded = "/nsg/c1", .run_dir = "/run/nsguard", .ro_holds = true };
+
+	ASSERT_ERR(-ESRCH, mounts_check("/nonexistent", 42, &c));
 	ASSERT_MSG("cannot read /nonexistent/42/mountinfo");
 }
 

@@ -366,6 +366,27 @@ static void t_merge_mounts(void)
 	}
 }
 
+/* linux.readonlyPaths and maskedPaths, as written (mounts.c judges /proc/sys by them). */
+static void t_merge_ro_paths(void)
+{
+	static const char cfg[] = "{\"linux\":{\"readonlyPaths\":[\"/proc/sys\",\"/proc//x/\"],"
+				  "\"maskedPaths\":[\"/proc/kcore\"]}}";
+	struct oci_state st;
+
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
+	ASSERT_EQ(2, (int)st.n_ro_paths);
+	ASSERT_STREQ("/proc/sys", st.ro_paths[0]);
+	ASSERT_STREQ("/proc//x/", st.ro_paths[1]);
+	ASSERT_EQ(1, (int)st.n_masked_paths);
+	ASSERT_STREQ("/proc/kcore", st.masked_paths[0]);
+	oci_state_free(&st);
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, "{\"linux\":{\"readonlyPaths\":null}}", 32));
+	ASSERT_EQ(0, (int)st.n_ro_paths);
+	oci_state_free(&st);
+}
+
 /* linux.cgroupsPath: where the runtime put the container (scope.c checks it). */
 static void t_merge_cgroups_path(void)
 {
@@ -468,6 +489,15 @@ static const struct merge_bad_row merge_bad[] = {
 	{ "annotation-number", "{\"annotations\":{\"k\":1}}", "not a string" },
 	{ "duplicate-annotation", "{\"annotations\":{\"k\":\"a\",\"k\":\"b\"}}", "given twice" },
 	{ "duplicate-top-level", "{\"annotations\":{},\"annotations\":{\"k\":\"b\"}}", "given twice" },
+	/* linux.readonlyPaths / maskedPaths (#40): what the runtime would not decode. */
+	{ "readonly-paths-object", "{\"linux\":{\"readonlyPaths\":{}}}", "readonlyPaths is not an array" },
+	{ "masked-paths-number", "{\"linux\":{\"maskedPaths\":[\"/a\",1]}}",
+	  "maskedPaths holds a non-string" },
+	{ "readonly-paths-twice",
+	  "{\"linux\":{\"readonlyPaths\":[\"/proc/sys\"],\"readonlyPaths\":[]}}", "given twice" },
+	/* Go folds keys: readonlypaths would be readonlyPaths to runc. */
+	{ "readonly-paths-folded",
+	  "{\"linux\":{\"readonlypaths\":[]}}", "" },
 };
 
 static void check_merge_bad(const struct merge_bad_row *r)
@@ -663,6 +693,7 @@ void suite_oci(void)
 	TEST_CASE("oci", "merge-no-annotations", t_merge_no_annotations);
 	TEST_CASE("oci", "merge-mounts", t_merge_mounts);
 	TEST_CASE("oci", "merge-cgroups-path", t_merge_cgroups_path);
+	TEST_CASE("oci", "merge-readonly-masked-paths", t_merge_ro_paths);
 	TEST_CASE("oci", "merge-many-foreign-annotations", t_merge_many_foreign);
 	TEST_CASE("oci", "merge-too-many-nsguard-annotations", t_merge_too_many_ours);
 	TEST_CASE("oci", "merge-bound-counts-added-keys", t_merge_bound_counts_added);

@@ -1,0 +1,174 @@
+#!/bin/bash
+# A read-only view is enough (#40): a host-root container (no user namespace,
+# the default capabilities) that can see nsguard's state through any mount,
+# read-only included, is refused before it runs, whatever fail-mode says:
+# bpffs grants BPF_OBJ_GET by the pin's inode, flock() takes a read-only
+# descriptor, connect() needs no writable mount, setns() takes any nsfs
+# descriptor, and the host's /proc leads to every process's root.  So is one
+# whose runtime would leave /proc/sys or /proc/sysrq-trigger writable, or
+# /sys, or nsguard's config or binary.  A container in a user namespace that
+# maps no host owner of that state starts with the same views, and its
+# attempts fail.  Each refused case's command is the attack itself: if the
+# container starts, its output shows what it did.
+set -u
+. "$(dirname "$0")/lib-ct.sh"
+ct_init
+
+S=$CT_SUFFIX
+OPEN_CONF=$(ct_conf views-open 'fail-mode = open')
+# The attack, whatever the view: detach its own guard through any pin it
+# finds, hold nsguard's lock, then create a user namespace.
+# shellcheck disable=SC2016 # the container's shell expands it
+# (One line: ct_bundle's JSON strings take no control characters.)
+ATTACK='id=$(stat -c %i /sys/fs/cgroup 2>/dev/null); for p in /v/nsguard/links/$id /v/links/$id /v/fs/bpf/nsguard/links/$id; do [ -e "$p" ] && nsg-userns pin "$p" detach; done; for l in /v/lock /v/nsguard/lock; do [ -e "$l" ] && nsg-userns lock "$l" & done; nsg-userns unshare'
+
+# view_refused NAME GLOB [BUNDLE OPTIONS]: refused at start with GLOB, the
+# attack never ran, nothing left behind.
+view_refused() {
+	local id=$1-$S glob=$2
+	shift 2
+	ct_bundle "$id" --errno EACCES --conf "$OPEN_CONF" "$@" -- sh -c "$ATTACK" || return 1
+	ct_run "$id"
+	[ "$CT_RC" != 0 ] || { CT_WHY="$CRUN run exited 0: $(ct_tail)"; return 1; }
+	[[ $CT_OUT != *"unshare: "* && $CT_OUT != *"pin: "* ]] ||
+		{ CT_WHY="the container ran: $(ct_tail)"; return 1; }
+	want_run "$CRUN output" "$CT_RC" "*nsguard: *$glob" || return 1
+	ct_gone "$id" ""
+}
+
+bind() { # bind SOURCE DEST OPTION...: one mounts entry
+	local o
+	o=$(printf '"%s",' "${@:3}")
+	printf '{"destination": "%s", "type": "bind", "source": "%s", "options": [%s]}' "$2" "$1" "${o%,}"
+}
+
+BPF_GLOB="container's mount at */v* is a bpf file system*read-only or not*"
+RUN_GLOB="container's mount at */v shows /run/nsguard (nsguard's lock, records and agent socket)*"
+
+# A neighbour guarded before every attempt below (it also makes nsguard's
+# pins, run directory and records exist for the views to show); it must be
+# guarded as before after all of them (views/neighbour-intact, last).
+NEIGHBOUR=neighbour-$S
+ct_bundle "$NEIGHBOUR" --errno EACCES -- sleep 600 && ct_start "$NEIGHBOUR"
+[ "$CT_RC" = 0 ] || fail "ct/${CT_RERUN}views/setup" "the neighbour did not start: $(ct_tail)"
+
+# --- bpffs, read-only: bind, a subdirectory, and the rbind of /sys.
+ct_case views/bpffs-ro-bind-refused view_refused bpffs-ro "$BPF_GLOB" \
+	--mount "$(bind /sys/fs/bpf /v bind ro)"
+ct_case views/bpffs-ro-subdir-refused view_refused bpffs-sub "$BPF_GLOB" \
+	--mount "$(bind /sys/fs/bpf/nsguard /v bind ro)"
+ct_case views/sys-rbind-ro-refused view_refused sys-rbind \
+	"container's mount at */v/fs/* read-*" --mount "$(bind /sys /v rbind ro)"
+
+# --- /run/nsguard from above, itself and below, read-only.
+ct_case views/run-ro-refused view_refused run-ro "container's mount at */v shows /run/nsguard (*" \
+	--mount "$(bind /run /v bind ro)"
+ct_case views/run-rbind-ro-refused view_refused run-rbind "container's mount at */v shows /run/nsguard (*" \
+	--mount "$(bind /run /v rbind ro)"
+ct_case views/run-nsguard-ro-refused view_refused run-nsg "$RUN_GLOB" \
+	--mount "$(bind /run/nsguard /v bind ro)"
+ct_case views/run-nsguard-rbind-ro-refused view_refused run-nsg-r "$RUN_GLOB" \
+	--mount "$(bind /run/nsguard /v rbind ro)"
+ct_case views/records-ro-refused view_refused records "$RUN_GLOB" \
+	--mount "$(bind /run/nsguard/containers /v bind ro)"
+# A file's bind needs a file to land on (the rootfs is read-only).
+: >"$CT_ROOTFS/vf"
+# Mount points for the user-namespace case, whose root cannot make them.
+mkdir -p "$CT_ROOTFS/b" "$CT_ROOTFS/r" "$CT_ROOTFS/p"
+FILE_GLOB="container's mount at */vf shows /run/nsguard (nsguard's lock, records and agent socket)*"
+ct_case views/lock-file-ro-refused view_refused lockfile "$FILE_GLOB" \
+	--mount "$(bind /run/nsguard/lock /vf bind ro)"
+# The agent's socket (a stand-in: nobody listens, so every hook meanwhile
+# does its own work, as with a dead agent).
+case_socket() {
+	local sock=/run/nsguard/agent.sock rc=0
+	[ -e "$sock" ] && { CT_WHY="$sock exists (an agent runs?)"; return 1; }
+	python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$sock" ||
+		{ CT_WHY="cannot make $sock"; return 1; }
+	view_refused agent-sock "$FILE_GLOB" --mount "$(bind "$sock" /vf bind ro)" || rc=1
+	rm -f "$sock"
+	return $rc
+}
+ct_case views/agent-socket-ro-refused case_socket
+
+# --- the host's /proc: /proc/PID/root of its processes leads anywhere.
+ct_case views/host-proc-ro-refused view_refused hostproc \
+	"container's mount at */v is a proc file system of the host's*" --mount "$(bind /proc /v rbind ro)"
+ct_case views/host-proc-ptrace-refused view_refused hostproc-ptrace \
+	"container's mount at */v is a proc file system of the host's*" --cap CAP_SYS_PTRACE \
+	--mount "$(bind /proc /v rbind ro)"
+
+# --- a namespace file: setns() joins what userns_create never saw.
+case_nsfs() {
+	local ns=nsg-view-$S rc=0
+	ip netns add "$ns" || { CT_WHY="ip netns add $ns"; return 1; }
+	view_refused nsfs "container's mount at */vf is a namespace file (nsfs)*" \
+		--mount "$(bind "/run/netns/$ns" /vf bind ro)" || rc=1
+	ip netns del "$ns"
+	return $rc
+}
+ct_case views/nsfs-file-refused case_nsfs
+
+# --- what the runtime will leave writable: /proc/sys, /proc/sysrq-trigger, /sys.
+ct_case views/proc-sys-writable-refused view_refused procsys \
+	"the container's /proc at */proc leaves /proc/sys writable*" --ro-paths ''
+ct_case views/proc-sysrq-writable-refused view_refused sysrq \
+	"*leaves /proc/sysrq-trigger writable*" --ro-paths '["/proc/sys"]'
+ct_case views/sys-rw-refused view_refused sysrw \
+	"container's mount at */sys is a writable sysfs: a kernel interface*" --sys-rw
+# Control: masked instead of read-only is as good.
+case_masked() {
+	local id=masked-$S
+	ct_bundle "$id" --errno EACCES --ro-paths '' \
+		--masked-paths '["/proc/sys", "/proc/sysrq-trigger"]' -- nsg-userns unshare || return 1
+	ct_run "$id"
+	want_run "$CRUN run" 1 "unshare: fail errno=EACCES"
+}
+ct_case views/proc-sys-masked-guarded case_masked
+
+# --- nsguard's config and binary, writable.
+case_config_rw() {
+	local dir=$CT_WORK/conf-$S rc=0
+	mkdir -p "$dir" && printf 'fail-mode = open\n' >"$dir/nsguard.conf" || return 1
+	view_refused config-rw "container's mount at */v shows nsguard's configuration $dir/nsguard.conf read-write*" \
+		--conf "$dir/nsguard.conf" --mount "$(bind "$dir" /v bind rw)" || rc=1
+	rm -rf "$dir"
+	return $rc
+}
+ct_case views/config-dir-rw-refused case_config_rw
+case_binary_rw() {
+	local dir=$CT_WORK/bin-$S rc=0
+	mkdir -p "$dir" && cp "$NSGUARD" "$dir/nsguard" || return 1
+	view_refused binary-rw "container's mount at */v shows nsguard's binary $dir/nsguard read-write*" \
+		--hook-bin "$dir/nsguard" --mount "$(bind "$dir" /v bind rw)" || rc=1
+	rm -rf "$dir"
+	return $rc
+}
+ct_case views/binary-dir-rw-refused case_binary_rw
+
+# --- the same views from a user namespace that maps no host owner of them
+# (0 -> 100000): it starts guarded, and every attempt fails.
+case_userns_views() {
+	local id=userns-views-$S
+	ct_bundle "$id" --errno EACCES --userns \
+		--mount "$(bind /sys/fs/bpf /b bind ro)" --mount "$(bind /run/nsguard /r bind ro)" \
+		--mount "$(bind /proc /p rbind ro)" \
+		-- sh -c 'id=$(stat -c %i /sys/fs/cgroup); nsg-userns pin /b/nsguard/links/$id detach; nsg-userns pin /b/nsguard/policies; nsg-userns lock /r/lock; ls /p/1/root/ >/dev/null 2>&1 && echo ROOT-WALKED || echo root-refused; nsg-userns unshare' || return 1
+	ct_run "$id"
+	want_eq "$CRUN run" "$CT_RC" 1 || { CT_WHY+=" ($(ct_tail))"; return 1; }
+	want_eq "what it could do ($(ct_tail))" "$(echo "$CT_OUT" | grep -E '^(pin|lock|unshare): |root-' | tr '\n' '|')" \
+		"pin: fail errno=EACCES|pin: fail errno=EACCES|lock: fail errno=EACCES|root-refused|unshare: fail errno=EACCES|"
+}
+ct_case views/userns-same-views-guarded case_userns_views
+
+# --- the neighbour started first is still guarded after every attempt above.
+case_neighbour() {
+	local id=$NEIGHBOUR cgid
+	CT_IDS+=("$id") # deleted with this case
+	cgid=$(ct_cgid "$(ct_cgdir "$id")")
+	want_eq "neighbour's link" "$(ls "$CT_PINS/links/$cgid" 2>&1)" "$CT_PINS/links/$cgid" || return 1
+	ct_exec "$id" nsg-userns unshare
+	want_run "the neighbour's unshare" 1 "unshare: fail errno=EACCES" || return 1
+	want_eq "neighbour's counts" "$(ct_counts "$id")" "allowed=0 denied=1 audited=0"
+}
+ct_case views/neighbour-intact case_neighbour
