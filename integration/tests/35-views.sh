@@ -150,6 +150,7 @@ ct_case views/binary-dir-rw-refused case_binary_rw
 # (0 -> 100000): it starts guarded, and every attempt fails.
 case_userns_views() {
 	local id=userns-views-$S
+	# shellcheck disable=SC2016 # the container's shell expands it
 	ct_bundle "$id" --errno EACCES --userns \
 		--mount "$(bind /sys/fs/bpf /b bind ro)" --mount "$(bind /run/nsguard /r bind ro)" \
 		--mount "$(bind /proc /p rbind ro)" \
