@@ -104,6 +104,19 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 	err = init_pidfd(st, sent_pidfd, &pidfd);
 	if (err)
 		return err;
+	/*
+	 * A guard it could detach is no guard: refused, never opened.  First:
+	 * with those capabilities no view of the mounts below would matter.
+	 */
+	*why = HOOK_REASON_HOST_CAPS;
+	if (!cfg->host_caps) {
+		err = scope_host_caps("/proc", st);
+		if (err) {
+			*never_open = err == -EPERM;
+			return err;
+		}
+	}
+	*why = HOOK_REASON_SCOPE;
 	err = cgroup_path_of_pid("/proc", st->pid, &init_path);
 	/* The root cgroup or a path with "..": where the bundle put it. */
 	if (err == -EPERM || err == -EINVAL)
@@ -117,15 +130,6 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 		*never_open = true;
 	if (err)
 		return err;
-	/* A guard it could detach is no guard: refused, never opened. */
-	*why = HOOK_REASON_HOST_CAPS;
-	if (!cfg->host_caps) {
-		err = scope_host_caps("/proc", st);
-		if (err) {
-			*never_open = err == -EPERM;
-			return err;
-		}
-	}
 	*why = HOOK_REASON_SHARED_CGROUP;
 	if (!cfg->shared_cgroups) {
 		/* A shared cgroup, or one the check cannot read: never opened either. */

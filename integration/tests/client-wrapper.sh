@@ -319,8 +319,10 @@ case_console() {
 # --- #40: a read-only view of nsguard's state refused through the wrapper too
 # (the hooks it adds judge the same mounts): SRC bound read-only at /v.
 case_view() {
-	local id=wview-$2-$RTN-$S
-	ct_bundle "$id" --no-hooks \
+	local id=wview-$2-$RTN-$S ann=()
+	# crun drops a hook's stderr unless this names a file (lib-ct.sh).
+	[ "$RTN" = crun ] && ann=(--ann run.oci.hooks.stderr=/proc/self/fd/2)
+	ct_bundle "$id" --no-hooks "${ann[@]}" \
 		--mount '{"destination": "/v", "type": "bind", "source": "'"$1"'", "options": ["'"$3"'", "ro"]}' \
 		-- nsg-userns pin /v/nsguard/prog || return 1
 	ct_run "$id"
