@@ -136,6 +136,17 @@ case_config_rw() {
 	return $rc
 }
 ct_case views/config-dir-rw-refused case_config_rw
+# The same config through a symbolic link: judged where it really lives.
+case_config_link() {
+	local dir=$CT_WORK/conf-real-$S link=$CT_WORK/conf-link-$S rc=0
+	mkdir -p "$dir" && printf 'fail-mode = open\n' >"$dir/nsguard.conf" && ln -sfn "$dir" "$link" ||
+		return 1
+	view_refused config-link "container's mount at */v shows nsguard's configuration $dir/nsguard.conf read-write*" \
+		--conf "$link/nsguard.conf" --mount "$(bind "$dir" /v bind rw)" || rc=1
+	rm -rf "$dir" "$link"
+	return $rc
+}
+ct_case views/config-behind-symlink-rw-refused case_config_link
 case_binary_rw() {
 	local dir=$CT_WORK/bin-$S rc=0
 	mkdir -p "$dir" && cp "$NSGUARD" "$dir/nsguard" || return 1

@@ -345,11 +345,30 @@ static char *self_exe(const char *proc_root)
 	return strdup(buf);
 }
 
+/*
+ * path with its symbolic links resolved, as the mount table names where it
+ * lives: the file, else (a config not written yet) its directory's real path
+ * and its name; NULL when neither resolves (nothing there to protect).
+ */
+static char *real_path(const char *path)
+{
+	cleanup_free char *dir = NULL, *real_dir = NULL;
+	char *real = path ? realpath(path, NULL) : NULL, *slash, *out = NULL;
+
+	if (real || !path || !(dir = strdup(path)) || !(slash = strrchr(dir, '/')))
+		return real;
+	*slash = '\0';
+	real_dir = realpath(dir[0] ? dir : "/", NULL);
+	if (real_dir && asprintf(&out, "%s/%s", strcmp(real_dir, "/") ? real_dir : "", slash + 1) < 0)
+		out = NULL;
+	return out;
+}
+
 int scope_resolve(const char *proc_root, const char *cgroup_root, const struct oci_state *st,
 		  const char *init_path, const char *config_path, char **target_out,
 		  const char **how)
 {
-	cleanup_free char *rel = NULL, *root = NULL, *exe = NULL;
+	cleanup_free char *rel = NULL, *root = NULL, *exe = NULL, *config = NULL;
 	struct mounts_ctx mc;
 	bool same_cg = false, same_mnt = false, same_pid = false, host_root = false, same_user = false;
 	bool is_init = false;
@@ -433,11 +452,12 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 	}
 	/* What its mounts show, from the kernel's table: not what config.json asked. */
 	exe = self_exe(proc_root);
+	config = real_path(config_path);
 	mc = (struct mounts_ctx){ .guarded = root, .cfg = st->mounts, .n_cfg = st->n_mounts,
 				  .ro_paths = st->ro_paths, .n_ro_paths = st->n_ro_paths,
 				  .masked_paths = st->masked_paths,
 				  .n_masked_paths = st->n_masked_paths, .run_dir = NSGUARD_RUN_DIR,
-				  .config = config_path, .binary = exe, .ro_holds = same_user };
+				  .config = config, .binary = exe, .ro_holds = same_user };
 	err = mounts_check(proc_root, st->pid, &mc);
 	if (err)
 		return err;
