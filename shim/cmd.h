@@ -108,6 +108,12 @@ int cmd_set_flag(int opt, const char *arg, void *data);
  * that know it.  Otherwise -EPERM with a message.
  */
 int cmd_require_privileges(void);
+/*
+ * Tighten the modes of the state in /run/nsguard an older build made
+ * (lockfile_tighten): load, gc and upgrade, never a hook (#44).  A failure
+ * warns.
+ */
+void cmd_tighten_state(void);
 
 /* Load the admin config (ctx->config_path or the default). */
 struct nsguard_config;

@@ -14,6 +14,7 @@
 
 #include "cmd.h"
 #include "config.h"
+#include "lockfile.h"
 #include "log.h"
 #include "util.h"
 
@@ -193,4 +194,16 @@ int cmd_load_config(struct cmd_ctx *ctx, struct nsguard_config *cfg)
 	if (ctx->config_path)
 		return config_load(ctx->config_path, true, cfg);
 	return config_load(NSGUARD_DEFAULT_CONFIG, false, cfg);
+}
+
+void cmd_tighten_state(void)
+{
+	int n = lockfile_tighten("");
+
+	if (n < 0) {
+		nsg_warn("warning: %s", nsg_last_error());
+		nsg_clear_error();
+	} else if (n > 0) {
+		nsg_info("tightened the modes of %d of nsguard's files under %s", n, NSGUARD_RUN_DIR);
+	}
 }

@@ -45,6 +45,7 @@ int cmd_gc(struct cmd_ctx *ctx, int argc, char **argv)
 	err = cmd_options("gc", argc, argv, opts, cmd_set_flag, &json) ?: cmd_require_privileges();
 	if (err)
 		return err;
+	cmd_tighten_state();
 	if (!json)
 		return container_gc(&container_env_live, container_gc_print, stdout);
 

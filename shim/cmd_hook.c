@@ -168,11 +168,17 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
  */
 static void count_outcome(enum hook_result result, enum hook_reason why)
 {
-	int err = outcomes_add(NSGUARD_OUTCOMES_FILE, result, why);
+	char refusal[NSG_MSG_MAX];
+	int err;
 
+	/* The hook's own message, if it failed, is still the one to print. */
+	snprintf(refusal, sizeof(refusal), "%s", nsg_last_error());
+	err = outcomes_add(NSGUARD_OUTCOMES_FILE, result, why);
 	if (err < 0 && err != -ENOENT && err != -EACCES) {
 		nsg_warn("warning: counting the hook's outcome: %s", nsg_last_error());
 		nsg_clear_error();
+		if (refusal[0])
+			nsg_fail(EIO, "%s", refusal);
 	}
 }
 

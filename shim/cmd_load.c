@@ -26,6 +26,7 @@ int cmd_load(struct cmd_ctx *ctx, int argc, char **argv)
 	err = guard_lock(&lock);
 	if (err)
 		return err;
+	cmd_tighten_state();
 	was = access(NSGUARD_PIN_PROG, F_OK) == 0;
 	err = guard_open(&g, true);
 	guard_close(&g);

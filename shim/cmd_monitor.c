@@ -367,6 +367,7 @@ static int collect(struct monitor *m)
 	struct ring_buffer *rb = NULL;
 	struct nsguard_stats st = { 0 };
 	__u64 dropped = 0;
+	time_t beat = 0;
 	ino_t pin;
 	int err = 0;
 
@@ -389,6 +390,13 @@ static int collect(struct monitor *m)
 		goto out;
 	}
 	while (!stop && !(m->count && m->seen >= m->count)) {
+		time_t now = time(NULL);
+
+		/* Followers tell a live collector by this, events or none. */
+		if (now != beat) {
+			evlog_heartbeat(&m->log);
+			beat = now;
+		}
 		err = ring_buffer__poll(rb, 250);
 		if (err == -EINTR || err == -ECANCELED) {
 			err = 0;
@@ -438,12 +446,21 @@ static int on_line(struct jv *o, unsigned long long lost, void *data)
 
 /*
  * A follower: the collector's log from its end, until --count, a signal,
- * or the collector's lock coming free (then we collect: 1).
+ * or the collector's lock coming free (then we collect: 1).  A lock held
+ * by something that writes no log (anything that can open the file can
+ * hold it) is said once a stall lasts EVLOG_IDLE_SECS, with its holder;
+ * the follower goes on trying, so it collects the moment the lock comes
+ * free and the ring buffer's backlog is not lost (exiting would not help:
+ * a restarted monitor finds the same holder).
  */
 static int follow(struct monitor *m)
 {
-	bool open = false;
+	struct timespec since, now;
+	bool open = false, warned = false;
 	int err = 0, n = 0;
+	char who[1024];
+
+	clock_gettime(CLOCK_MONOTONIC, &since);
 
 	while (!stop && !(m->count && m->seen >= m->count)) {
 		if (!open) {
@@ -461,8 +478,21 @@ static int follow(struct monitor *m)
 		if (++n % 10 == 0) {
 			/* Just read to the end: the last collector's lines are ours. */
 			err = evlog_try_collect(&m->log);
+			if (err == 1 && warned)
+				nsg_warn("monitor: %s came free: collecting now", m->log.lock);
 			if (err)
 				return err;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (!evlog_collector_idle(&m->log, EVLOG_IDLE_SECS, who, sizeof(who))) {
+				warned = false;
+			} else if (!warned && now.tv_sec - since.tv_sec >= EVLOG_IDLE_SECS) {
+				nsg_warn("warning: monitor: %s is held by %s, and nothing has written %s "
+					 "for %d s: no monitor collects, events wait in the ring buffer "
+					 "and are lost once it fills; following, and collecting as soon "
+					 "as the lock comes free",
+					 m->log.lock, who, m->log.path, EVLOG_IDLE_SECS);
+				warned = true;
+			}
 		}
 		usleep(100 * 1000);
 	}

@@ -25,6 +25,7 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 	err = guard_lock(&lock) ?: guard_upgrade_locked(&r);
 	if (err)
 		return err;
+	cmd_tighten_state();
 	if (r.nothing_loaded) {
 		printf("no program is loaded: nothing to upgrade (ABI %s)\n", abi);
 		return 0;

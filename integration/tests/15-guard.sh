@@ -86,6 +86,30 @@ c_load() {
 gcase load c_load
 prog_ino=$(stat -c %i /sys/fs/bpf/nsguard/prog 2>/dev/null)
 
+# State modes (#40 item 4): anything that can open a lock file can hold its
+# flock, through a read-only descriptor too.  After a fresh load the run
+# directory is 0700 and the lock 0000: root opens it through
+# CAP_DAC_OVERRIDE, host uid 0 without it (a host-root container with
+# capabilities dropped) cannot, nor can anyone else look in.  State an older
+# build left looser is tightened by the next load.
+nodac_caps=-dac_override,-dac_read_search
+nodac=(setpriv --inh-caps="$nodac_caps" --bounding-set="$nodac_caps" --)
+c_state_modes() {
+	local m out
+	m=$(stat -c '%n %a' /run/nsguard /run/nsguard/lock 2>&1 | tr '\n' ' ')
+	[ "$m" = "/run/nsguard 700 /run/nsguard/lock 0 " ] || { fails "after load: $m"; return; }
+	out=$("${nodac[@]}" flock -n /run/nsguard/lock true 2>&1) &&
+		{ fails "uid 0 without CAP_DAC_OVERRIDE took the lock"; return; }
+	[[ $out == *"Permission denied"* ]] || { fails "uid 0 without CAP_DAC_OVERRIDE: $out"; return; }
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups -- ls /run/nsguard 2>&1) &&
+		{ fails "nobody lists /run/nsguard: $out"; return; }
+	chmod 755 /run/nsguard && chmod 600 /run/nsguard/lock || { fails "chmod"; return; }
+	out=$("$NSG" load 2>&1) || { fails "load again: $out"; return; }
+	m=$(stat -c '%n %a' /run/nsguard /run/nsguard/lock 2>&1 | tr '\n' ' ')
+	[ "$m" = "/run/nsguard 700 /run/nsguard/lock 0 " ] || fails "a load left an older build's modes: $m"
+}
+gcase state-modes c_state_modes
+
 # check: everything the kernel must offer, plus a trial attach.
 c_check() {
 	local out feat
@@ -579,4 +603,17 @@ c_all_detached() {
 	[ "$left" = 0 ] && [ -z "$links" ] || fails "$left records, links: $links"
 }
 gcase all-detached c_all_detached
+
+# After use (attaches, hooks, a monitor): every directory under /run/nsguard
+# 0700, every lock file 0000, each made by this build.
+c_state_modes_after_use() {
+	local loose f
+	loose=$(find /run/nsguard -type d ! -perm 700 -printf '%p %m, ')
+	for f in lock hook-outcomes events/collector.lock; do
+		[ -e "/run/nsguard/$f" ] || { loose+="no $f, "; continue; }
+		[ "$(stat -c %a "/run/nsguard/$f")" = 0 ] || loose+="$f $(stat -c %a "/run/nsguard/$f"), "
+	done
+	[ -z "$loose" ] || fails "$loose"
+}
+gcase state-modes-after-use c_state_modes_after_use
 exit $failed

@@ -197,9 +197,12 @@ ct_case fail/config-json-over-1MiB crun_refuses big-config "*config.json is larg
 ct_case fail/config-json-over-1MiB-open crun_refuses big-config-open "*config.json is larger than 1 MiB*" \
 	--pad 1100000 --conf "$OPEN_CONF"
 # Another process holds nsguard's lock: the hook gives up after 20 s with one
-# line instead of hanging the runtime, and the container does not start.
+# line instead of hanging the runtime, and the container does not start.  The
+# line names the holder (from /proc/locks, #40 item 4).
 # hold_lock: a process that holds nsguard's lock, in HOLDER (not in $(...):
 # it must be this shell's child to be waited for); returns once it holds it.
+# The lock is flock(1)'s, which exits: the holder is the sleep it leaves with
+# the open file, which the line names too.
 hold_lock() {
 	mkdir -p /run/nsguard
 	# The holder is $! itself (no child left behind holding our stdout).
@@ -214,16 +217,134 @@ hold_lock() {
 		sleep 0.1
 	done
 }
+# hold_file OP FILE: flock(1) holding FILE (-x or -s) through the read-only
+# descriptor it opens, its pid in HOLDER, comm "flock"; returns once it holds it.
+# The file is made first as nsguard makes it (directory 0700, file 0000)
+# if no nsguard command has yet: flock(1) would make it 0644.
+hold_file() {
+	local op=$1 file=$2 d
+	d=$(dirname "$file")
+	[ -d /run/nsguard ] || mkdir -m 700 /run/nsguard
+	[ -d "$d" ] || mkdir -m 700 "$d"
+	[ -e "$file" ] || { : >"$file" && chmod 000 "$file"; }
+	flock "$op" "$file" sleep 600 </dev/null >/dev/null 2>&1 &
+	HOLDER=$!
+	for _ in $(seq 50); do
+		grep -q "FLOCK .* $HOLDER " /proc/locks && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# unhold: end HOLDER and its sleep (which has the file open too), and wait
+# until the lock is gone from /proc/locks.
+unhold() {
+	pkill -KILL -P "$HOLDER" 2>/dev/null
+	kill "$HOLDER" 2>/dev/null
+	wait "$HOLDER" 2>/dev/null
+	for _ in $(seq 50); do
+		grep -q "FLOCK .* $HOLDER " /proc/locks || return 0
+		sleep 0.1
+	done
+	return 0
+}
 case_lock_held() {
-	local holder rc=0
-	hold_lock
-	holder=$HOLDER
-	crun_refuses lock-held "*/run/nsguard/lock has been held by another process for 20 s*" || rc=1
-	kill "$holder" 2>/dev/null
-	wait "$holder" 2>/dev/null
+	local rc=0
+	hold_file -x /run/nsguard/lock || { CT_WHY="flock -x /run/nsguard/lock did not take it"; unhold; return 1; }
+	crun_refuses lock-held "*/run/nsguard/lock has been held for 20 s by pid $HOLDER (flock)*" || rc=1
+	unhold
 	return $rc
 }
 ct_case fail/lock-held-20s case_lock_held
+# A read lock through a read-only descriptor holds off the hook as well (the
+# test build nsguard-fault takes a shorter bound, NSGUARD_LOCK_WAIT_MS; nsguard
+# reads no such variable).
+FAULT_BIN=${NSGUARD_FAULT_BIN:-$(dirname "$NSGUARD")/nsguard-fault}
+case_lock_held_shared() {
+	local id=lock-sh-$S cg pid rc=0 t0 t
+	cg=$CT_CGFS/$CT_CGPARENT/$id
+	pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
+	hold_file -s /run/nsguard/lock || { CT_WHY="flock -s /run/nsguard/lock did not take it"; rc=1; }
+	t0=$(date +%s)
+	[ $rc = 1 ] || CT_OUT=$(ct_state "$id" "$pid" | NSGUARD_LOCK_WAIT_MS=2000 timeout 60 \
+		"$FAULT_BIN" hook createRuntime --config "$CT_CONF" 2>&1)
+	CT_RC=$?
+	t=$(($(date +%s) - t0))
+	unhold
+	kill "$pid" 2>/dev/null
+	[ $rc = 1 ] || want_run "hook, read lock held" 1 \
+		"nsguard: container $id: */run/nsguard/lock has been held for 2 s by pid $HOLDER (flock)*" || rc=1
+	[ $rc = 1 ] || [ "$t" -le 10 ] || { CT_WHY="the hook took $t s (bound 2 s)"; rc=1; }
+	[ $rc = 1 ] || one_nsguard_line "hook, read lock held" || rc=1
+	exited "$pid"
+	rmdir "$cg"
+	return $rc
+}
+ct_hook_case fail/lock-held-shared-readonly case_lock_held_shared
+# hook-outcomes held: status --format prometheus fails within its bound
+# (2 s), naming the holder, instead of hanging forever.
+case_outcomes_held() {
+	local f=/run/nsguard/hook-outcomes rc=0 t0 t
+	hold_file -x $f || { CT_WHY="flock -x $f did not take it"; unhold; return 1; }
+	t0=$(date +%s)
+	CT_OUT=$(timeout 60 "$NSGUARD" status --format prometheus 2>&1 >/dev/null)
+	CT_RC=$?
+	t=$(($(date +%s) - t0))
+	unhold
+	want_run "status --format prometheus, $f held" 1 \
+		"nsguard: $f has been held for 2 s by pid $HOLDER (flock)*" || return 1
+	[ "$t" -le 10 ] || { CT_WHY="status took $t s (bound 2 s)"; return 1; }
+	CT_OUT=$(timeout 60 "$NSGUARD" status --format prometheus 2>"$CT_WORK/status.err")
+	CT_RC=$?
+	want_run "status --format prometheus, let go" 0 "*nsguard_hook_outcomes_total*" ||
+		{ CT_WHY+="; stderr: $(tr '\n' '|' <"$CT_WORK/status.err")"; rc=1; }
+	return $rc
+}
+ct_case fail/outcomes-held-status-bounded case_outcomes_held
+# events/collector.lock held by something that does not collect: a monitor
+# started then says so on stderr, naming the holder, keeps running, and
+# collects once the lock comes free.
+case_collector_held() {
+	local lock=/run/nsguard/events/collector.lock mon rc=0 err=$CT_WORK/mon-held.err
+	# First a live collector (the suite's monitor), quiet or not: a
+	# follower past the 10 s says nothing.  (A monitor needs the pins: a
+	# suite run alone may not have guarded anything yet.)
+	CT_OUT=$("$NSGUARD" load 2>&1) || { CT_WHY="nsguard load: $CT_OUT"; return 1; }
+	ct_monitor_ensure
+	[ -n "$CT_MON_PID" ] || { CT_WHY="no collector: the suite's monitor did not start"; return 1; }
+	CT_OUT=$(timeout --preserve-status -s INT 12 "$NSGUARD" monitor --json 2>&1 >/dev/null)
+	CT_RC=$?
+	want_eq "a follower of a live collector, 12 s: exit" "$CT_RC" 0 || return 1
+	[[ $CT_OUT != *"is held by"* ]] || { CT_WHY="a live collector reported as held: $(ct_tail)"; return 1; }
+	ct_monitor_stop
+	hold_file -x $lock || { CT_WHY="flock -x $lock did not take it"; unhold; return 1; }
+	: >"$err"
+	"$NSGUARD" monitor --json >/dev/null 2>"$err" &
+	mon=$!
+	for _ in $(seq 300); do
+		grep -q "is held by" "$err" && break
+		kill -0 $mon 2>/dev/null || break
+		sleep 0.1
+	done
+	CT_OUT=$(cat "$err")
+	CT_RC=0
+	kill -0 $mon 2>/dev/null || { CT_WHY="the monitor exited: $(ct_tail)"; rc=1; }
+	[ $rc = 1 ] || want_run "monitor, $lock held" 0 \
+		"nsguard: warning: monitor: $lock is held by pid $HOLDER (flock), and nothing has written /run/nsguard/events/log for 10 s: *" ||
+		rc=1
+	unhold
+	for _ in $(seq 50); do
+		[ $rc = 1 ] || grep -q "came free: collecting now" "$err" && break
+		sleep 0.1
+	done
+	CT_OUT=$(cat "$err")
+	[ $rc = 1 ] || [[ $CT_OUT == *"nsguard: monitor: $lock came free: collecting now"* ]] ||
+		{ CT_WHY="the monitor did not take over: $(ct_tail)"; rc=1; }
+	kill $mon 2>/dev/null
+	wait $mon 2>/dev/null
+	ct_monitor_ensure
+	return $rc
+}
+ct_case fail/collector-lock-held-said case_collector_held
 # Ids: the longest one that fits nsguard's record ("<id>.json", 250 bytes) is
 # guarded; one byte longer (runtimes take up to 255) is refused before anything
 # is attached, fail-mode open or not, in one line that names the id once.
@@ -367,7 +488,7 @@ case_lock_held_open() {
 	kill "$holder" "$pid" 2>/dev/null
 	wait "$holder" 2>/dev/null
 	want_run "hook, lock held (fail-mode open)" 1 \
-		"nsguard: container $id: */run/nsguard/lock has been held by another process for 20 s*" || rc=1
+		"nsguard: container $id: */run/nsguard/lock has been held for 20 s by pid * (exited; the file is open in pid $holder (sleep))*" || rc=1
 	exited "$pid"
 	rmdir "$cg"
 	return $rc

@@ -7,11 +7,13 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "evlog.h"
 #include "fileio.h"
 #include "json.h"
+#include "lockfile.h"
 #include "log.h"
 #include "util.h"
 
@@ -93,9 +95,9 @@ int evlog_try_collect(struct evlog *l)
 	if (err)
 		return nsg_fail(-err, "%s: %s", l->dir, strerror(-err));
 	if (l->lock_fd < 0) {
-		l->lock_fd = open(l->lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		l->lock_fd = lockfile_open(l->lock, false);
 		if (l->lock_fd < 0)
-			return nsg_fail(errno, "%s: %s", l->lock, strerror(errno));
+			return l->lock_fd;
 	}
 	if (flock(l->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
@@ -106,7 +108,29 @@ int evlog_try_collect(struct evlog *l)
 	 * the old file when it stopped right after a rotation). */
 	l->seq = last_seq(l->path) ?: last_seq(l->old);
 	err = open_log(l, false);
-	return err ? err : 1;
+	if (err)
+		return err;
+	evlog_heartbeat(l);
+	return 1;
+}
+
+void evlog_heartbeat(struct evlog *l)
+{
+	if (l->fd >= 0)
+		futimens(l->fd, NULL);
+}
+
+bool evlog_collector_idle(const struct evlog *l, time_t secs, char *who, size_t len)
+{
+	struct stat st;
+
+	if (stat(l->path, &st) == 0 && time(NULL) - st.st_mtime < secs)
+		return false;
+	if (l->lock_fd < 0 || fstat(l->lock_fd, &st) < 0)
+		snprintf(who, len, "an unknown process");
+	else
+		lockfile_holders("/proc", st.st_dev, st.st_ino, who, len);
+	return true;
 }
 
 int evlog_append(struct evlog *l, struct jv *o)

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "../../bpf/nsguard.h"
 #include "jv.h"
@@ -49,6 +50,21 @@ struct evlog {
 
 /* Take the collector's lock without waiting: 1 taken, 0 another holds it. */
 int evlog_try_collect(struct evlog *l);
+/*
+ * A collector touches its log at least once a second (its mtime), events
+ * or not: so a follower can tell a collector from a process that merely
+ * holds EVLOG_LOCK (anything that can open it can), which keeps every
+ * monitor from collecting while the ring buffer fills.
+ */
+void evlog_heartbeat(struct evlog *l);
+/*
+ * For a follower whose evlog_try_collect found the lock held: whether the
+ * log has gone untouched for secs (no live collector), and then who holds
+ * the lock (lockfile_holders' words) in who.
+ */
+bool evlog_collector_idle(const struct evlog *l, time_t secs, char *who, size_t len);
+/* How long a follower waits for a collector's sign of life before it says so. */
+#define EVLOG_IDLE_SECS 10
 /* Append o (a "seq" member added) as one line; rotate past max. */
 int evlog_append(struct evlog *l, struct jv *o);
 /* Follow the log from its end (from its start when start is true). */

@@ -36,7 +36,8 @@ struct guard {
 /*
  * Take the flock on NSGUARD_LOCK_FILE, which serialises every change to pins
  * and records (load, attach + record write, poststop, gc); -ETIMEDOUT after
- * NSGUARD_LOCK_WAIT_SECS.  *fd_out holds it until closed.
+ * NSGUARD_LOCK_WAIT_SECS, naming the holder (lockfile.h: the file is made
+ * mode 0000, /run/nsguard 0700).  *fd_out holds it until closed.
  */
 int guard_lock(int *fd_out);
 /*

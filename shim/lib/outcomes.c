@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "lockfile.h"
 #include "log.h"
 #include "outcomes.h"
 #include "util.h"
@@ -80,16 +81,17 @@ static int slurp(int fd, char **text)
 int outcomes_read(const char *path,
 		  unsigned long long counts[HOOK_RESULT_COUNT][HOOK_REASON_COUNT])
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	cleanup_free char *text = NULL;
 	int err;
 
 	parse("", counts);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : nsg_fail(errno, "%s: %s", path, strerror(errno));
-	/* A writer holds the lock only while it rewrites the file. */
-	if (flock(fd, LOCK_SH) < 0)
-		return nsg_fail(errno, "%s: flock: %s", path, strerror(errno));
+	/* A writer holds the lock only while it rewrites the file: a longer hold is no writer's. */
+	err = lockfile_wait(fd, path, LOCK_SH, OUTCOMES_READ_WAIT_MS, "the hooks' outcome counts are not read");
+	if (err)
+		return err;
 	err = slurp(fd, &text);
 	if (err)
 		return nsg_fail(-err, "%s: %s", path, strerror(-err));
@@ -109,18 +111,15 @@ int outcomes_add(const char *path, enum hook_result result, enum hook_reason rea
 	if ((unsigned)result >= HOOK_RESULT_COUNT || (unsigned)reason >= HOOK_REASON_COUNT)
 		return nsg_fail(EINVAL, "no such hook outcome");
 	/* Not made here: a directory nsguard has not set up is not counted in. */
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, lockfile_mode);
 	if (fd < 0 && (errno == ENOENT || errno == EACCES))
 		return -errno;
 	if (fd < 0)
 		return nsg_fail(errno, "%s: %s", path, strerror(errno));
 	/* Bounded: a count is not worth holding a container's start for. */
-	for (int i = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; i++) {
-		if (errno != EWOULDBLOCK || i == 100)
-			return nsg_fail(errno == EWOULDBLOCK ? ETIMEDOUT : errno, "%s: flock: %s",
-					path, strerror(errno));
-		usleep(10 * 1000);
-	}
+	err = lockfile_wait(fd, path, LOCK_EX, OUTCOMES_ADD_WAIT_MS, "not counted");
+	if (err)
+		return err;
 	err = slurp(fd, &text);
 	if (err)
 		return nsg_fail(-err, "%s: %s", path, strerror(-err));

@@ -11,6 +11,13 @@
 #define NSGUARD_OUTCOMES_H
 
 #define NSGUARD_OUTCOMES_FILE "/run/nsguard/hook-outcomes"
+/*
+ * Its lock's bounds.  A writer holds it for one read and one write of a
+ * small file, so a longer hold is no hook's: a hook gives up counting after
+ * OUTCOMES_ADD_WAIT_MS (a warning), status after OUTCOMES_READ_WAIT_MS.
+ */
+#define OUTCOMES_ADD_WAIT_MS 500
+#define OUTCOMES_READ_WAIT_MS 2000
 
 enum hook_result { HOOK_GUARDED, HOOK_REFUSED, HOOK_OPENED, HOOK_RESULT_COUNT };
 
@@ -37,7 +44,10 @@ const char *hook_reason_name(enum hook_reason r);
  * write it, another -errno with a message.
  */
 int outcomes_add(const char *path, enum hook_result result, enum hook_reason reason);
-/* The counts in path (all 0 when it does not exist). */
+/*
+ * The counts in path (all 0 when it does not exist); -ETIMEDOUT, naming the
+ * lock's holder, when no read lock comes within OUTCOMES_READ_WAIT_MS.
+ */
 int outcomes_read(const char *path,
 		  unsigned long long counts[HOOK_RESULT_COUNT][HOOK_REASON_COUNT]);
 

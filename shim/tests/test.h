@@ -116,5 +116,15 @@ void suite_spec(void);
 void suite_outcomes(void);
 void suite_agent(void);
 void suite_jv(void);
+void suite_lockfile(void);
+
+/*
+ * test_lockfile.c: a child that holds flock(op) on path (through a read-only
+ * descriptor for LOCK_SH) as process name comm, until test_reap kills it;
+ * its pid once it holds the lock, or -1.
+ */
+#include <sys/types.h>
+pid_t test_hold_lock(const char *path, int op, const char *comm);
+void test_reap(pid_t pid);
 
 #endif

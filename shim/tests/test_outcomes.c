@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "lockfile.h"
 #include "log.h"
 
 #include "outcomes.h"
@@ -88,6 +91,70 @@ static void t_no_dir(void)
 	ASSERT_STREQ("", nsg_last_error());
 }
 
+static long since_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * Anything that can open the file holds its lock as long as it likes: a read
+ * waits OUTCOMES_READ_WAIT_MS, a count OUTCOMES_ADD_WAIT_MS, and each names
+ * the holder; the counts are intact once it lets go.
+ */
+static void t_lock_held(void)
+{
+	unsigned long long c[HOOK_RESULT_COUNT][HOOK_REASON_COUNT];
+	char want[160];
+	struct timespec t0;
+	long read_ms, add_ms;
+	int read_err, add_err;
+	pid_t holder;
+
+	fresh();
+	ASSERT_OK(outcomes_add(path, HOOK_GUARDED, HOOK_REASON_NONE));
+	holder = test_hold_lock(path, LOCK_EX, "nsg-out-holder");
+	ASSERT_TRUE(holder > 0);
+	snprintf(want, sizeof(want), "by pid %d (nsg-out-holder)", (int)holder);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	read_err = outcomes_read(path, c);
+	read_ms = since_ms(&t0);
+	if (read_err == -ETIMEDOUT && !strstr(nsg_last_error(), want))
+		read_err = -EPROTO;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	add_err = outcomes_add(path, HOOK_REFUSED, HOOK_REASON_SCOPE);
+	add_ms = since_ms(&t0);
+	if (add_err == -ETIMEDOUT && !strstr(nsg_last_error(), want))
+		add_err = -EPROTO;
+	test_reap(holder);
+	ASSERT_EQ(-ETIMEDOUT, read_err);
+	ASSERT_TRUE(read_ms >= OUTCOMES_READ_WAIT_MS && read_ms < OUTCOMES_READ_WAIT_MS + 2000);
+	ASSERT_EQ(-ETIMEDOUT, add_err);
+	ASSERT_TRUE(add_ms >= OUTCOMES_ADD_WAIT_MS && add_ms < OUTCOMES_ADD_WAIT_MS + 2000);
+	ASSERT_OK(outcomes_read(path, c));
+	ASSERT_EQ_U64(1, c[HOOK_GUARDED][HOOK_REASON_NONE]);
+	ASSERT_EQ_U64(0, c[HOOK_REFUSED][HOOK_REASON_SCOPE]);
+}
+
+/* A reader's lock holds off no other reader. */
+static void t_readers_share(void)
+{
+	unsigned long long c[HOOK_RESULT_COUNT][HOOK_REASON_COUNT];
+	pid_t holder;
+	int err;
+
+	fresh();
+	ASSERT_OK(outcomes_add(path, HOOK_GUARDED, HOOK_REASON_NONE));
+	holder = test_hold_lock(path, LOCK_SH, "nsg-out-reader");
+	ASSERT_TRUE(holder > 0);
+	err = outcomes_read(path, c);
+	test_reap(holder);
+	ASSERT_OK(err);
+	ASSERT_EQ_U64(1, c[HOOK_GUARDED][HOOK_REASON_NONE]);
+}
+
 static void t_names(void)
 {
 	ASSERT_STREQ("opened", hook_result_name(HOOK_OPENED));
@@ -97,11 +164,19 @@ static void t_names(void)
 
 void suite_outcomes(void)
 {
+	mode_t mode = lockfile_mode;
+
+	/* Without CAP_DAC_OVERRIDE a mode-0000 file opens once, at its creation. */
+	if (geteuid() != 0)
+		lockfile_mode = 0600;
 	TEST_CASE("outcomes", "missing-is-zero", t_missing_is_zero);
 	TEST_CASE("outcomes", "adds", t_adds);
 	TEST_CASE("outcomes", "foreign-lines", t_foreign_lines);
 	TEST_CASE("outcomes", "no-dir-not-counted", t_no_dir);
 	TEST_CASE("outcomes", "names", t_names);
+	TEST_CASE("outcomes", "lock-held-bounded", t_lock_held);
+	TEST_CASE("outcomes", "readers-share", t_readers_share);
+	lockfile_mode = mode;
 	fresh(); /* removes the last one */
 	rmdir(dir);
 }

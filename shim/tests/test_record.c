@@ -444,6 +444,55 @@ static void t_retire(void)
 	ASSERT_OK(record_gone_sweep("/nonexistent/containers", 0));
 }
 
+/*
+ * record_retire trims by itself, not only gc's sweep: with the retired
+ * records past NSGUARD_GONE_MAX (filled in directly, the oldest past the
+ * keep time), retires without any sweep bring the count back down, the
+ * expired and the oldest first.  A retire trims one time in 64: after 1000
+ * retires, none has trimmed with a chance of 1.5e-7.
+ */
+static void t_retire_trims(void)
+{
+	const unsigned extra = 500, retires = 1000;
+	char gone[192], cmd[512], path[256];
+	struct timespec old[2] = { { .tv_sec = time(NULL) - NSGUARD_GONE_KEEP_SECS - 60 },
+				   { .tv_sec = time(NULL) - NSGUARD_GONE_KEEP_SECS - 60 } };
+	struct timespec oldest[2] = { { .tv_sec = time(NULL) - 500 }, { .tv_sec = time(NULL) - 500 } };
+	struct timespec aged[2] = { { .tv_sec = time(NULL) - 60 }, { .tv_sec = time(NULL) - 60 } };
+	struct stat st;
+	int n;
+
+	snprintf(gone, sizeof(gone), "%s/run/gone", tmpdir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cd %s && seq 1 %u | sed 's/$/.json/' | xargs touch",
+		 gone, gone, NSGUARD_GONE_MAX + extra);
+	ASSERT_EQ(0, system(cmd));
+	/* 1..10 expired, 11..extra+10 merely the oldest, the rest younger. */
+	for (unsigned i = 1; i <= NSGUARD_GONE_MAX + extra; i++) {
+		snprintf(path, sizeof(path), "%s/%u.json", gone, i);
+		ASSERT_TRUE(utimensat(AT_FDCWD, path, i <= 10 ? old : i <= extra + 10 ? oldest : aged,
+				      0) == 0);
+	}
+	ASSERT_EQ(NSGUARD_GONE_MAX + extra, count_entries(gone, false));
+	for (__u64 id = 100000; id < 100000 + retires; id++) {
+		struct nsguard_record x = sample("loop", id);
+
+		ASSERT_OK(record_write(recdir, &x));
+		ASSERT_OK(record_retire(recdir, "loop", id));
+	}
+	/* Untrimmed: NSGUARD_GONE_MAX + 1500.  Trimmed last after retire k: NSGUARD_GONE_MAX + 1000 - k. */
+	n = count_entries(gone, false);
+	if (n < NSGUARD_GONE_MAX || n >= (int)(NSGUARD_GONE_MAX + retires))
+		FAIL_RET("%d retired records after %u retires from %u, want [%u, %u)", n, retires,
+			 NSGUARD_GONE_MAX + extra, NSGUARD_GONE_MAX, NSGUARD_GONE_MAX + retires);
+	/* The expired and the oldest went; the last retired stayed. */
+	snprintf(path, sizeof(path), "%s/1.json", gone);
+	ASSERT_TRUE(stat(path, &st) < 0 && errno == ENOENT);
+	snprintf(path, sizeof(path), "%s/%u.json", gone, extra + 10);
+	ASSERT_TRUE(stat(path, &st) < 0 && errno == ENOENT);
+	snprintf(path, sizeof(path), "%s/%u.json", gone, 100000 + retires - 1);
+	ASSERT_TRUE(stat(path, &st) == 0);
+}
+
 #define RECORD_CASE(name, fn)                                                           \
 	do {                                                                            \
 		setup();                                                                \
@@ -458,6 +507,7 @@ void suite_record(void)
 	RECORD_CASE("overwrite", t_overwrite);
 	RECORD_CASE("remove", t_remove);
 	RECORD_CASE("retire", t_retire);
+	RECORD_CASE("retire-trims-without-gc", t_retire_trims);
 	RECORD_CASE("index", t_index);
 	RECORD_CASE("bad-ids", t_bad_ids);
 	RECORD_CASE("longest-id", t_longest_id);

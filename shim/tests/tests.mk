@@ -6,7 +6,7 @@
 # (shim/shim.mk links these, the rest of shim/lib/ and the commands).
 SHIM_CORE_SRCS := $(addprefix shim/lib/,log.c fileio.c json.c oci.c config.c policy.c \
 	cgroup.c scope.c record.c userns.c container.c learn.c identity.c metrics.c spec.c \
-	mounts.c jsonstrict.c outcomes.c jv.c agent.c)
+	mounts.c jsonstrict.c outcomes.c jv.c agent.c lockfile.c)
 SHIM_CORE_LIBS := -lm
 
 UNIT_SRCS := shim/tests/unit.c shim/tests/test_log.c shim/tests/test_oci.c \
@@ -14,7 +14,7 @@ UNIT_SRCS := shim/tests/unit.c shim/tests/test_log.c shim/tests/test_oci.c \
 	shim/tests/test_record.c shim/tests/test_scope.c shim/tests/test_fileio.c \
 	shim/tests/test_container.c shim/tests/test_identity.c \
 	shim/tests/test_spec.c shim/tests/test_mounts.c shim/tests/test_outcomes.c shim/tests/test_jv.c \
-	shim/tests/test_agent.c
+	shim/tests/test_agent.c shim/tests/test_lockfile.c
 UNIT_DEPS := $(SHIM_CORE_SRCS) $(UNIT_SRCS) $(wildcard shim/*.h shim/lib/*.h shim/tests/*.h) bpf/nsguard.h \
 	shim/tests/tests.mk
 UNIT_DEFS := -DNSG_TEST_FIXTURES='"$(CURDIR)/shim/tests/fixtures"'

@@ -122,6 +122,7 @@ static const struct {
 	{ "outcomes", suite_outcomes },
 	{ "agent", suite_agent },
 	{ "jv", suite_jv },
+	{ "lockfile", suite_lockfile },
 };
 
 int main(int argc, char **argv)
