@@ -28,6 +28,16 @@ static int live_cgroup_populated(const char *path, bool *populated)
 	return cgroup_populated(CGROUP_ROOT, path, populated);
 }
 
+static int live_cgroup_open_id(__u64 id)
+{
+	return cgroup_open_id(CGROUP_ROOT, id);
+}
+
+static int live_link_state(__u64 cgroup_id)
+{
+	return guard_link_state(NSGUARD_PIN_DIR, cgroup_id);
+}
+
 static int live_start_time(pid_t pid, __u64 *start)
 {
 	char state;
@@ -103,7 +113,7 @@ static int live_attach_with(int cgroup_fd, __u64 cgroup_id, const struct nsguard
 		}
 	}
 	if (!err) {
-		err = guard_attach(&g, cgroup_fd, cgroup_id, pol, link_pin_out);
+		err = guard_attach(&g, cgroup_fd, cgroup_id, pol, link_pin_out, NULL);
 		/* A rewrite that failed keeps what its container learned. */
 		if (err && learn && fresh)
 			guard_learn_forget(cgroup_id);
@@ -146,6 +156,8 @@ static int live_cgroups_below(const char *path, int (*fn)(__u64 id, void *data),
 		.cgroup_alive = live_cgroup_alive,                                \
 		.cgroup_populated = live_cgroup_populated,                        \
 		.start_time = live_start_time, .link_pinned = guard_link_pinned,  \
+		.link_state = live_link_state,                                    \
+		.cgroup_open_id = live_cgroup_open_id,                            \
 		.attach = attach_fn, .read_learned = guard_learn_read,            \
 		.detach = live_detach, .links = live_links,                       \
 		.cgroups_below = live_cgroups_below,                              \
