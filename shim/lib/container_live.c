@@ -91,7 +91,9 @@ static int live_attach_with(int cgroup_fd, __u64 cgroup_id, const struct nsguard
 {
 	struct guard g = GUARD_INIT;
 	/* The caller holds the lock: load and pin on first use. */
-	bool learn = pol->mode == NSGUARD_MODE_LEARN, fresh = !guard_link_pinned(cgroup_id);
+	bool learn = pol->mode == NSGUARD_MODE_LEARN;
+	/* Only learn mode needs to know (a failed first attach forgets its entry). */
+	bool fresh = learn && !guard_link_pinned(cgroup_id);
 	/* What an attach writes: the policy, the counters, a learn-mode usage. */
 	unsigned which = GUARD_PIN_POLICIES | GUARD_PIN_COUNTERS | (learn ? GUARD_PIN_LEARNED : 0);
 	int err = upgrade ? open_upgrading(&g, which) : guard_open_some(&g, true, which);
