@@ -194,3 +194,31 @@ int BPF_PROG(nsguard_userns_create, const struct cred *cred)
 	emit(cred, pol, cnt, st, level, depth, NSGUARD_DECISION_DENY, reason, err);
 	return 0;
 }
+
+/*
+ * Defence in depth (attached beside nsguard_userns_create to every guarded
+ * cgroup, pinned at bpflinks/<cgroup id>): a process of a guarded cgroup
+ * gets no fd of an object it did not create, and changes no attachment,
+ * whatever view of bpffs a missed mount check left it.  Without an fd it
+ * cannot touch nsguard's maps, links or ring buffer.  Creating a link or a
+ * program needs CAP_BPF/CAP_SYS_ADMIN of the host, which no container
+ * should have, so nothing legitimate is refused; the one cost: a guarded
+ * container cannot BPF_OBJ_GET its own pins either.  Returning 0 is EPERM.
+ */
+SEC("lsm_cgroup/bpf")
+int BPF_PROG(nsguard_bpf, int cmd, union bpf_attr *attr, unsigned int size)
+{
+	switch (cmd) {
+	case BPF_OBJ_GET: /* a pin, by name */
+	case BPF_PROG_GET_FD_BY_ID: /* an object, by id */
+	case BPF_MAP_GET_FD_BY_ID:
+	case BPF_LINK_GET_FD_BY_ID:
+	case BPF_BTF_GET_FD_BY_ID:
+	case BPF_LINK_DETACH: /* an attachment changed */
+	case BPF_LINK_UPDATE:
+	case BPF_PROG_DETACH:
+		return 0;
+	default:
+		return 1;
+	}
+}

@@ -16,6 +16,9 @@
 #define NSGUARD_PIN_EVENTS NSGUARD_PIN_DIR "/events"
 #define NSGUARD_PIN_LEARNED NSGUARD_PIN_DIR "/learned"
 #define NSGUARD_PIN_LINKS NSGUARD_PIN_DIR "/links" /* links/<cgroup id> */
+/* The bpf() guard (nsguard_bpf) and its link per guarded cgroup. */
+#define NSGUARD_PIN_BPFGUARD NSGUARD_PIN_DIR "/bpfguard"
+#define NSGUARD_PIN_BPFLINKS NSGUARD_PIN_DIR "/bpflinks" /* bpflinks/<cgroup id> */
 
 /* Host-side state. */
 #define NSGUARD_RUN_DIR "/run/nsguard"

@@ -140,7 +140,11 @@ static void check_kernel(struct jv *doc)
 	btf__free(btf);
 }
 
-/* The probe: a child joins the trial cgroup and asks for a user namespace. */
+/*
+ * The probe: a child joins the trial cgroup, asks for a user namespace
+ * (counted: the counters say it was decided) and tries a LINK_DETACH, which
+ * the bpf() guard must refuse (exit status bit 4 when it did not).
+ */
 static int probe_unshare(void *data)
 {
 	const char *procs = data;
@@ -155,12 +159,15 @@ static int probe_unshare(void *data)
 		if (fd < 0 || write(fd, "0\n", 2) != 2)
 			_exit(2);
 		close(fd);
-		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+		_exit((unshare(CLONE_NEWUSER) == 0 ? 1 : 0) | (guard_bpf_refused() ? 0 : 4));
 	}
 	if (waitpid(pid, &status, 0) < 0)
 		return nsg_fail(errno, "waitpid: %s", strerror(errno));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) == 2)
 		return nsg_fail(EIO, "the probe process could not join %s", procs);
+	if (WEXITSTATUS(status) & 4)
+		return nsg_fail(EOPNOTSUPP, "attached, but the bpf() guard did not refuse a "
+					    "LINK_DETACH from the trial cgroup");
 	return 0;
 }
 
@@ -198,7 +205,8 @@ static void check_trial(void)
 		snprintf(msg, sizeof(msg), "%s", nsg_last_error());
 		miss(what, msg);
 	} else {
-		ok("trial load + attach of the lsm_cgroup program (it denied a test user namespace)");
+		ok("trial load + attach of the lsm_cgroup programs (they denied a test user namespace "
+		   "and a LINK_DETACH)");
 	}
 }
 

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* nsguard gc [--json]: forget containers whose cgroup is gone, and orphaned links. */
+/*
+ * nsguard gc [--json]: forget containers whose cgroup is gone, and orphaned
+ * links; attach anew the live ones whose link was detached.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +13,7 @@
 #include "util.h"
 
 struct gc_json {
-	struct jv *list;
+	struct jv *list, *relinked;
 	bool oom;
 };
 
@@ -19,7 +22,7 @@ static void removed_json(const struct gc_removal *r, void *data)
 	struct gc_json *j = data;
 	struct jv *o = jv_new_object();
 
-	if (!o || !jv_append(j->list, o)) {
+	if (!o || !jv_append(r->relinked ? j->relinked : j->list, o)) {
 		jv_free(o);
 		j->oom = true;
 		return;
@@ -51,7 +54,9 @@ int cmd_gc(struct cmd_ctx *ctx, int argc, char **argv)
 
 	doc = jv_new_object();
 	j.list = doc ? jv_add_array(doc, "removed") : NULL;
-	if (!j.list)
+	/* Not removed: attached anew, their links having been detached. */
+	j.relinked = j.list ? jv_add_array(doc, "relinked") : NULL;
+	if (!j.relinked)
 		return nsg_fail(ENOMEM, "out of memory");
 	err = container_gc(&container_env_live, removed_json, &j);
 	/* What was removed is printed even when something else failed. */

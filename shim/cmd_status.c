@@ -36,7 +36,7 @@ struct status {
 
 static int metrics_add(struct status *s, const struct nsguard_record *rec,
 		       const struct nsguard_policy *pol, const struct nsguard_counters *cnt,
-		       bool attached)
+		       int state)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap * 2 + 16;
@@ -54,7 +54,9 @@ static int metrics_add(struct status *s, const struct nsguard_record *rec,
 	}
 	if (identity_copy(&s->ids[s->n], &rec->identity) < 0)
 		return -ENOMEM;
-	s->mc[s->n] = (struct metrics_container){ .id = strdup(rec->id), .attached = attached,
+	s->mc[s->n] = (struct metrics_container){ .id = strdup(rec->id),
+						  .attached = state == GUARD_LINK_ATTACHED,
+						  .detached = state == GUARD_LINK_DETACHED,
 						  .mode = policy_mode_name(pol->mode),
 						  .cnt = *cnt };
 	s->n++;
@@ -76,12 +78,22 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	struct status *s = data;
 	struct nsguard_policy pol = rec->policy;
 	struct nsguard_counters cnt = { 0 };
-	bool attached = guard_link_pinned(rec->cgroup_id);
+	/*
+	 * Guarded means attached, by the kernel's word on its links, not a
+	 * pin that exists: a link detached under nsguard keeps its pin.  A
+	 * state that cannot be read counts as detached (not guarded).
+	 */
+	int state = guard_link_state(NSGUARD_PIN_DIR, rec->cgroup_id);
+	bool attached = state == GUARD_LINK_ATTACHED;
 	char num[16];
 	struct jv *o;
 
-	/* The map is the truth while attached; the record otherwise. */
-	if (s->g && attached) {
+	if (state < 0) {
+		nsg_warn("status: container %s: %s", rec->id, nsg_last_error());
+		state = GUARD_LINK_DETACHED;
+	}
+	/* The map is the truth while pinned (storage outlives a detach); the record otherwise. */
+	if (s->g && state != GUARD_LINK_NONE) {
 		if (guard_read_policy(s->g, rec->cgroup_id, &pol) < 0)
 			pol = rec->policy;
 		if (guard_read_counters(s->g, rec->cgroup_id, &cnt) < 0)
@@ -90,7 +102,7 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	nsg_clear_error();
 
 	if (s->format == FORMAT_PROMETHEUS)
-		return metrics_add(s, rec, &pol, &cnt, attached);
+		return metrics_add(s, rec, &pol, &cnt, state);
 	if (s->format == FORMAT_TEXT) {
 		printf("container %s\n", rec->id);
 		for (int f = 0; f < IDENT_COUNT; f++) {
@@ -118,7 +130,13 @@ static int show_one(const struct nsguard_record *rec, void *data)
 		printf("  denied:     %llu\n", (unsigned long long)cnt.denied);
 		printf("  audited:    %llu\n", (unsigned long long)cnt.audited);
 		printf("  dropped:    %llu events\n", (unsigned long long)cnt.events_dropped);
-		printf("  link:       %s\n\n", attached ? rec->link_pin : "not pinned (detached)");
+		if (state == GUARD_LINK_DETACHED)
+			printf("  link:       DETACHED, not guarded: %s is pinned but no longer "
+			       "attached to the cgroup (the next hook, nsguard attach or gc attaches "
+			       "it anew)\n\n",
+			       rec->link_pin);
+		else
+			printf("  link:       %s\n\n", attached ? rec->link_pin : "not pinned (detached)");
 		return 0;
 	}
 	o = jv_new_object();
@@ -136,6 +154,7 @@ static int show_one(const struct nsguard_record *rec, void *data)
 	if (!json_add_policy(o, &pol) || !jv_add_number(o, "created", pol.created) ||
 	    !jv_add_number(o, "deepest", policy_deepest(pol.depths)) ||
 	    !jv_add_bool(o, "attached", attached) ||
+	    !jv_add_string(o, "link", guard_link_state_name(state)) ||
 	    !json_add_u64(o, "allowed", cnt.allowed) ||
 	    !json_add_u64(o, "denied", cnt.denied) ||
 	    !json_add_u64(o, "audited", cnt.audited) ||

@@ -39,6 +39,8 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 	       r.moved, r.moved == 1 ? "" : "s", abi);
 	if (r.denied)
 		printf("; %zu without a record kept with deny", r.denied);
+	if (r.relinked)
+		printf("; %zu whose link had been detached guarded again", r.relinked);
 	printf("\n");
 	return 0;
 }

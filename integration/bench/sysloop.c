@@ -2,7 +2,7 @@
 /*
  * sysloop: cost of unrelated system calls under each restriction.
  *
- *   sysloop [-i ITERS] [-I OPENAT_ITERS] [-r REPS] [-w WARMUP] [-o getppid,openat]
+ *   sysloop [-i ITERS] [-I OPENAT_ITERS] [-r REPS] [-w WARMUP] [-o getppid,openat,bpf]
  *           NAME=CGROUPDIR[:seccomp]...
  *
  * For each repetition, each op and each configuration (order rotated every
@@ -13,14 +13,17 @@
  *   (SCMP_CMP_MASKED_EQ), clone3 -> ENOSYS (so libc falls back to clone),
  *   everything else allowed.
  * The child then runs the op in a tight loop, ITERS times for getppid (one
- * syscall), OPENAT_ITERS times for openat (openat(/dev/null) + close), and
- * reports ns per iteration through a pipe.  Output, one line per rep:
+ * syscall), OPENAT_ITERS times for openat (openat(/dev/null) + close), ITERS
+ * times for bpf (bpf(BPF_MAP_LOOKUP_ELEM) of fd -1: EBADF, after the bpf LSM
+ * hook, which nsguard's bpf() guard is attached to), and reports ns per
+ * iteration through a pipe.  Output, one line per rep:
  *
  *   sysloop NAME OP ns_per_iter
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdint.h>
@@ -73,6 +76,19 @@ static double run_op(const char *op, long iters)
 		t0 = bench_now();
 		for (long i = 0; i < iters; i++)
 			sink += syscall(SYS_getppid);
+		t1 = bench_now();
+	} else if (strcmp(op, "bpf") == 0) {
+		union bpf_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = (__u32)-1;
+		/* The hook runs before the fd lookup: EBADF without a guard, EPERM never
+		 * (nsguard's bpf() guard allows lookups). */
+		if (syscall(SYS_bpf, BPF_MAP_LOOKUP_ELEM, &attr, sizeof(attr)) >= 0 || errno != EBADF)
+			return -1;
+		t0 = bench_now();
+		for (long i = 0; i < iters; i++)
+			sink += syscall(SYS_bpf, BPF_MAP_LOOKUP_ELEM, &attr, sizeof(attr));
 		t1 = bench_now();
 	} else {
 		t0 = bench_now();
@@ -151,7 +167,7 @@ int main(int argc, char **argv)
 	}
 	copy = strdup(ops_arg);
 	for (tok = strtok_r(copy, ",", &save); tok && nops < 8; tok = strtok_r(NULL, ",", &save)) {
-		if (strcmp(tok, "getppid") && strcmp(tok, "openat")) {
+		if (strcmp(tok, "getppid") && strcmp(tok, "openat") && strcmp(tok, "bpf")) {
 			fprintf(stderr, "sysloop: unknown op '%s'\n", tok);
 			return 2;
 		}

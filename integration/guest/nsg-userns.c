@@ -48,6 +48,15 @@
  *   nsg-userns hold PATH      unshare(CLONE_NEWUSER) + maps, write its pid
  *                             to PATH, then sleep forever (a user namespace others can
  *                             setns into via /proc/PID/ns/user)
+ *   nsg-userns bpf OP ARG...  raw bpf() as a container with a view of
+ *                             bpffs would make it (nsguard's bpf() guard):
+ *       get PATH              BPF_OBJ_GET of the pin
+ *       detach PATH           BPF_OBJ_GET of a link pin, then BPF_LINK_DETACH
+ *       held PATH DIR         BPF_OBJ_GET of a link pin here, then move into
+ *                             the cgroup DIR, then BPF_LINK_DETACH the fd
+ *       link-id ID | map-id ID | prog-id ID
+ *                             BPF_{LINK,MAP,PROG}_GET_FD_BY_ID
+ *                             "bpf: ok" or "bpf: fail at=get|detach|id errno=NAME"
  *
  * Result lines: "<cmd>: ok ..." or "<cmd>: fail ... errno=NAME" where NAME
  * is the symbolic errno of the user namespace creation (EPERM, ENOSPC, ...).
@@ -99,6 +108,7 @@ static const char *errname(int e)
 	case ENOENT: return "ENOENT";
 	case EEXIST: return "EEXIST";
 	case EAGAIN: return "EAGAIN";
+	case EBADF: return "EBADF";
 	default: {
 		static char buf[32];
 		snprintf(buf, sizeof(buf), "E%d", e);
@@ -540,9 +550,74 @@ static int do_standin(const char *cmd)
 	return 0;
 }
 
-static long sys_bpf(int cmd, union bpf_attr *attr)
+static int sys_bpf(int cmd, union bpf_attr *attr)
 {
-	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+	return (int)syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+static int bpf_fail(const char *cmd, const char *at, int err)
+{
+	printf("%s: fail at=%s errno=%s\n", cmd, at, errname(err));
+	return 1;
+}
+
+static int do_bpf(const char *cmd, int argc, char **argv)
+{
+	const char *op = argv[0];
+	union bpf_attr attr;
+	int fd, id_cmd = -1;
+	char *end;
+
+	memset(&attr, 0, sizeof(attr));
+	if (argc >= 2 && (!strcmp(op, "get") || !strcmp(op, "detach") || !strcmp(op, "held"))) {
+		attr.pathname = (uint64_t)(uintptr_t)argv[1];
+		fd = sys_bpf(BPF_OBJ_GET, &attr);
+		if (fd < 0)
+			return bpf_fail(cmd, "get", errno);
+		if (!strcmp(op, "get") && argc == 2) {
+			printf("%s: ok\n", cmd);
+			return 0;
+		}
+		if (!strcmp(op, "held")) {
+			if (argc != 3)
+				return setup_fail(cmd, "usage", EINVAL);
+			int rc = move_self(cmd, argv[2]);
+
+			if (rc)
+				return rc;
+		} else if (argc != 2) {
+			return setup_fail(cmd, "usage", EINVAL);
+		}
+		memset(&attr, 0, sizeof(attr));
+		attr.link_detach.link_fd = fd;
+		if (sys_bpf(BPF_LINK_DETACH, &attr) < 0)
+			return bpf_fail(cmd, "detach", errno);
+		printf("%s: ok\n", cmd);
+		return 0;
+	}
+	if (!strcmp(op, "link-id"))
+		id_cmd = BPF_LINK_GET_FD_BY_ID;
+	else if (!strcmp(op, "map-id"))
+		id_cmd = BPF_MAP_GET_FD_BY_ID;
+	else if (!strcmp(op, "prog-id"))
+		id_cmd = BPF_PROG_GET_FD_BY_ID;
+	if (id_cmd < 0 || argc != 2)
+		return setup_fail(cmd, "usage", EINVAL);
+	errno = 0;
+	unsigned long id = strtoul(argv[1], &end, 10);
+
+	if (errno || !*argv[1] || *end || id == 0 || id > UINT32_MAX)
+		return setup_fail(cmd, "usage", EINVAL);
+	if (id_cmd == BPF_LINK_GET_FD_BY_ID)
+		attr.link_id = (uint32_t)id;
+	else if (id_cmd == BPF_MAP_GET_FD_BY_ID)
+		attr.map_id = (uint32_t)id;
+	else
+		attr.prog_id = (uint32_t)id;
+	if (sys_bpf(id_cmd, &attr) < 0)
+		return bpf_fail(cmd, "id", errno);
+	printf("%s: ok\n", cmd);
+	return 0;
 }
 
 /* "pin: ok", "pin: ok detached", or "pin: fail [detach] errno=E". */
@@ -553,7 +628,7 @@ static int do_pin(const char *cmd, const char *path, int detach)
 
 	memset(&a, 0, sizeof(a));
 	a.pathname = (uintptr_t)path;
-	fd = (int)sys_bpf(BPF_OBJ_GET, &a);
+	fd = sys_bpf(BPF_OBJ_GET, &a);
 	if (fd < 0)
 		return result(cmd, -1, errno, NULL);
 	if (!detach)
@@ -582,7 +657,9 @@ static int usage(void)
 	fprintf(stderr, "usage: nsg-userns unshare|clone|clone3|level|reexec|cgroup-escape\n"
 			"       nsg-userns nest N | chain N | setns PATH | hold PATH | flood N\n"
 			"       nsg-userns seq N | race N | standin | pin PATH [detach] | lock PATH\n"
-			"       nsg-userns move DIR CMD...\n");
+			"       nsg-userns move DIR CMD...\n"
+			"       nsg-userns bpf get|detach PATH | bpf held PATH DIR\n"
+			"       nsg-userns bpf link-id|map-id|prog-id ID\n");
 	return 2;
 }
 
@@ -640,5 +717,7 @@ int main(int argc, char **argv)
 		return do_lock(cmd, argv[2]);
 	if (!strcmp(cmd, "hold") && argc == 3)
 		return do_hold(cmd, argv[2]);
+	if (!strcmp(cmd, "bpf") && argc >= 4)
+		return do_bpf(cmd, argc - 2, argv + 2);
 	return usage();
 }

@@ -64,6 +64,17 @@ expect_userns() { gcase "$1" want_userns "${@:2}"; }
 
 attach() { "$NSG" attach "$@" >/tmp/attach.out 2>&1 || { cat /tmp/attach.out; return 1; }; }
 
+PINS=/sys/fs/bpf/nsguard
+# bpfx ARGS...: `nsg-userns bpf ARGS` here, outside every guarded cgroup (as a
+# container with a view of bpffs that no bpf() guard covers); prints its line.
+bpfx() { "$NSG_USERNS" bpf "$@" 2>&1; }
+# bpfin CGROUP ARGS...: the same as a member of cgroup $T/CGROUP.
+bpfin() { incg "$1" "$NSG_USERNS" bpf "${@:2}" 2>&1; }
+# link_state ID: [attached, link] of container ID in status --json.
+link_state() { "$NSG" status --json | jq -c --arg id "$1" '[.containers[] | select(.id == $id) | .attached, .link]'; }
+# status_block ID: container ID's lines of the text status.
+status_block() { "$NSG" status 2>/dev/null | awk -v c="container $1" '$0 == c {p = 1} p && $0 == "" {exit} p'; }
+
 # counter ID FIELD: from status --json.
 counter() {
 	"$NSG" status --json | jq -r --arg id "$1" ".containers[] | select(.id == \$id) | .$2"
@@ -439,6 +450,19 @@ hook() {
 }
 gcase hook-create hook createRuntime "$state"
 expect_userns hook-denies ENOSPC hookcg
+# The next hook of a container whose link was detached under nsguard (the
+# pin stays) attaches it anew (#40 item 2).
+c_hook_relinks() {
+	local hid out
+	hid=$(stat -c %i "$T/hookcg")
+	out=$(bpfx detach "$PINS/links/$hid") && [ "$(userns hookcg)" = ok ] ||
+		{ fails "the detach did not unguard: $out, $(userns hookcg)"; return; }
+	out=$(echo "$state" | "$NSG" hook createRuntime 2>&1) &&
+		[[ $out == *"links/$hid was detached from cgroup $hid (not by nsguard): attaching it anew"* ]] &&
+		[ "$(link_state hooked)" = '[true,"attached"]' ] || fails "$out; $(link_state hooked)"
+}
+gcase hook-relinks-detached c_hook_relinks
+expect_userns hook-relinked-denies ENOSPC hookcg
 # Runtimes run poststop once the container's processes are gone; while its
 # init runs, a poststop for the id is another instance's and changes nothing.
 c_poststop_running() {
@@ -531,6 +555,129 @@ c_reattach_zero() {
 gcase reattach-counts-start-at-zero c_reattach_zero
 "$NSG" detach --id reattach >/dev/null
 
+# The guard checks itself (#40 item 2): "guarded" is what the kernel says
+# of the links (their cgroup id), not a pin that exists.  A process outside
+# every guarded cgroup OBJ_GETs links/<id> and LINK_DETACHes it: the pin
+# stays, the cgroup is unguarded until nsguard attaches it anew.
+mkdir -p "$T/dead"
+attach --cgroup smoke/dead --mode deny --errno ENOSPC --id dead || ko dead-setup "attach"
+deadid=$(stat -c %i "$T/dead")
+userns dead >/dev/null # denied once: the count the re-link must keep
+c_detach_outside() {
+	local out
+	out=$(bpfx detach "$PINS/links/$deadid")
+	[ "$out" = "bpf: ok" ] && [ -e "$PINS/links/$deadid" ] && [ "$(userns dead)" = ok ] ||
+		fails "detach: $out, pin $(ls "$PINS/links/$deadid" 2>&1), userns $(userns dead)"
+}
+gcase detached-outside-unguards c_detach_outside
+c_status_detached() {
+	local got block
+	got=$(link_state dead)
+	block=$(status_block dead)
+	[ "$got" = '[false,"detached"]' ] && [ "$(link_state audit)" = '[true,"attached"]' ] &&
+		grep -q "^  link:       DETACHED, not guarded: $PINS/links/$deadid is pinned" <<<"$block" ||
+		{ fails "json $got, audit $(link_state audit); text: $block"; return; }
+	got=$("$NSG" status --format prometheus | grep -E '^nsguard_(guarded|detached)_containers ')
+	[[ $got == *"nsguard_detached_containers 1"* ]] || fails "prometheus: $got"
+}
+gcase status-reports-detached c_status_detached
+c_attach_relinks() {
+	local out
+	out=$("$NSG" attach --cgroup smoke/dead --mode deny --errno ENOSPC --id dead 2>&1) &&
+		[[ $out == *"links/$deadid was detached from cgroup $deadid"* ]] &&
+		[ "$(link_state dead)" = '[true,"attached"]' ] || { fails "$out; $(link_state dead)"; return; }
+	# Counts kept: the denial before the detach, none since (it was unguarded).
+	[ "$(counter dead denied)" = 1 ] || fails "denied $(counter dead denied), wanted 1 (kept)"
+}
+gcase attach-relinks-detached c_attach_relinks
+expect_userns attach-relinked-denies ENOSPC dead
+# gc, root's periodic pass, attaches anew what no hook will see again: a
+# detached policy link, and a detached bpf() guard link.
+c_gc_relinks() {
+	local out kind
+	for kind in links bpflinks; do
+		out=$(bpfx detach "$PINS/$kind/$deadid") && [ "$(link_state dead)" = '[false,"detached"]' ] ||
+			{ fails "$kind: detach $out, $(link_state dead)"; return; }
+		out=$("$NSG" gc 2>&1) &&
+			[[ $out == *"re-linked container dead (cgroup /smoke/dead, id $deadid: its link was detached)"* ]] &&
+			[ "$(link_state dead)" = '[true,"attached"]' ] || { fails "$kind: gc: $out; $(link_state dead)"; return; }
+	done
+	out=$("$NSG" gc --json 2>&1) && jq -e '.removed == [] and .relinked == []' <<<"$out" >/dev/null ||
+		fails "second gc: $out"
+}
+gcase gc-relinks-detached c_gc_relinks
+expect_userns gc-relinked-denies ENOSPC dead
+c_gc_relinks_json() {
+	local out
+	out=$(bpfx detach "$PINS/links/$deadid") || { fails "detach: $out"; return; }
+	out=$("$NSG" gc --json 2>/tmp/gc.err) && jq -e --arg cgid "$deadid" '.removed == [] and (.relinked |
+		length == 1 and .[0].id == "dead" and .[0].cgroup_id == $cgid and .[0].why == "link detached")' \
+		<<<"$out" >/dev/null && grep -q "links/$deadid was detached" /tmp/gc.err || fails "$out $(cat /tmp/gc.err)"
+}
+gcase gc-relinks-json c_gc_relinks_json
+expect_userns gc-json-relinked-denies ENOSPC dead
+
+# The bpf() guard (#40 item 5): a process of a guarded cgroup, the host's
+# root with every capability, gets no fd of nsguard's objects (by pin or by
+# id) and detaches no link, not even one whose fd it held before it moved
+# in; the same calls from outside succeed (the control).
+mkdir -p "$T/bg"
+attach --cgroup smoke/bg --mode deny --id bg || ko bpf-guard-setup "attach"
+bgid=$(stat -c %i "$T/bg")
+auditid=$(stat -c %i "$T/audit")
+c_bpf_guard_get() {
+	local pin out
+	for pin in prog bpfguard policies counters stats events learned links/$bgid bpflinks/$bgid \
+		links/$auditid; do
+		out=$(bpfx get "$PINS/$pin")
+		[ "$out" = "bpf: ok" ] || { fails "control: outside, $pin: $out"; return; }
+		out=$(bpfin bg get "$PINS/$pin")
+		[ "$out" = "bpf: fail at=get errno=EPERM" ] || { fails "inside, $pin: $out"; return; }
+	done
+}
+gcase bpf-guard-obj-get-refused c_bpf_guard_get
+c_bpf_guard_by_id() {
+	local what id out
+	for what in link-id:$(bpftool -j link show pinned "$PINS/links/$auditid" | jq .id) \
+		map-id:$(bpftool -j map show pinned "$PINS/policies" | jq .id) \
+		prog-id:$(bpftool -j prog show pinned "$PINS/prog" | jq .id); do
+		id=${what#*:}
+		out=$(bpfx "${what%%:*}" "$id")
+		[ "$out" = "bpf: ok" ] || { fails "control: outside, $what: $out"; return; }
+		out=$(bpfin bg "${what%%:*}" "$id")
+		[ "$out" = "bpf: fail at=id errno=EPERM" ] || { fails "inside, $what: $out"; return; }
+	done
+}
+gcase bpf-guard-by-id-refused c_bpf_guard_by_id
+c_bpf_guard_held_fd() {
+	local out l
+	for l in links/$bgid bpflinks/$bgid links/$auditid; do
+		out=$("$NSG_USERNS" bpf held "$PINS/$l" "$T/bg" 2>&1)
+		[ "$out" = "bpf: fail at=detach errno=EPERM" ] || { fails "$l: $out"; return; }
+	done
+	[ "$(link_state bg)" = '[true,"attached"]' ] && [ "$(link_state audit)" = '[true,"attached"]' ] ||
+		fails "bg $(link_state bg), audit $(link_state audit)"
+}
+gcase bpf-guard-held-fd-detach-refused c_bpf_guard_held_fd
+expect_userns bpf-guard-still-denies EPERM bg
+# Its child cgroups too (a container's own sub-cgroups).
+c_bpf_guard_child() {
+	local out
+	mkdir -p "$T/bg/sub"
+	out=$(bpfin bg/sub get "$PINS/policies")
+	[ "$out" = "bpf: fail at=get errno=EPERM" ] || fails "$out"
+}
+gcase bpf-guard-child-cgroup c_bpf_guard_child
+c_bpf_guard_detached_with_it() {
+	local out
+	"$NSG" detach --id bg >/dev/null || { fails "detach failed"; return; }
+	[ ! -e "$PINS/bpflinks/$bgid" ] || { fails "bpflinks/$bgid left"; return; }
+	out=$(bpfin bg/sub get "$PINS/policies")
+	[ "$out" = "bpf: ok" ] || fails "after detach: $out"
+}
+gcase bpf-guard-goes-with-detach c_bpf_guard_detached_with_it
+rmdir "$T/bg/sub" 2>/dev/null
+
 # Pins of another build (#11 item 4).  build/nsguard-next stands in for a
 # newer nsguard whose policy layout differs.  It never writes into this
 # build's maps: attach refuses, naming `nsguard upgrade` (status says so);
@@ -562,12 +709,19 @@ c_other_build_attach() {
 gcase upgrade-other-build-attach-refused c_other_build_attach
 # status answers (#31): it says the pins are another build's, and lists the records.
 gcase upgrade-other-build-status-says-so run_out 0 "*program:        another build's: *comes from another nsguard build*" "$NEXT" status
+# A link detached under the old set guarded nothing: the upgrade guards it
+# again and says so, never carries it over as if it had guarded (#40 item 2).
+up2id=$(stat -c %i "$T/up2")
+[ "$(bpfx detach "$PINS/links/$up2id")" = "bpf: ok" ] || ko upgrade-setup "detach up2's link"
 c_upgrade_moves() {
 	local rc prog1
 	out=$("$NEXT" upgrade 2>&1)
 	rc=$?
 	prog1=$(nsg_progs)
-	[ "$rc" = 0 ] && [[ $out == "moved $nlinks guarded cgroups to this build's program"* ]] &&
+	[ "$rc" = 0 ] && [[ $out == *"
+moved $nlinks guarded cgroups to this build's program"* ]] &&
+		[[ $out == "nsguard: warning: upgrade: the link of cgroup $up2id was detached"* && $out == *"; 1 whose link had been detached guarded again"* ]] &&
+		[ "$(find "$PINS/bpflinks" -mindepth 1 | wc -l)" = "$nlinks" ] &&
 		[ -n "$prog1" ] && [ "$prog1" != "$prog0" ] && [ "${prog1// /}" = "$prog1" ] &&
 		[ "$(find /sys/fs/bpf/nsguard/links -mindepth 1 | wc -l)" = "$nlinks" ] ||
 		fails "exit $rc: $out; programs '$prog0' -> '$prog1'"
@@ -585,12 +739,24 @@ c_new_build_status() {
 gcase upgrade-new-build-status c_new_build_status
 gcase upgrade-old-build-refused-after run_out 1 "*comes from another nsguard build*" \
 	"$NSG" attach --cgroup smoke/up3 --mode allow --id up3
-gcase upgrade-back run_out 0 "moved $nlinks guarded cgroups*" "$NSG" upgrade
+# An older build's set has one program and one link per cgroup: strip the
+# bpf() guard from the next build's set to stand for one.  Upgrading from it
+# gives every cgroup both links again, and finds none of them detached.
+rm -f "$PINS/bpfguard" && rm -rf "$PINS/bpflinks" || ko upgrade-setup "strip the bpf() guard"
+c_upgrade_from_one_program() {
+	run_out 0 "moved $nlinks guarded cgroups*" "$NSG" upgrade || return 1
+	[[ $out != *detached* ]] && [ -e "$PINS/bpfguard" ] &&
+		[ "$(find "$PINS/bpflinks" -mindepth 1 | wc -l)" = "$nlinks" ] &&
+		[ "$(bpfin up2 get "$PINS/policies")" = "bpf: fail at=get errno=EPERM" ] ||
+		fails "$out; bpflinks: $(find "$PINS/bpflinks" -mindepth 1 -printf '%f ' 2>&1)"
+}
+gcase upgrade-back-from-one-program c_upgrade_from_one_program
 expect_userns upgrade-back-keeps-deny ENOSPC up2
 gcase upgrade-current run_out 0 "*nothing to upgrade*" "$NSG" upgrade
 "$NSG" detach --id up1 >/dev/null
 "$NSG" detach --id up2 >/dev/null
 
+"$NSG" detach --id dead >/dev/null
 "$NSG" detach --id audit >/dev/null
 "$NSG" detach --id allow >/dev/null
 "$NSG" detach --id depth0 >/dev/null
@@ -599,7 +765,7 @@ gcase upgrade-current run_out 0 "*nothing to upgrade*" "$NSG" upgrade
 c_all_detached() {
 	local left links
 	left=$("$NSG" status --json | jq '.containers | length')
-	links=$(find /sys/fs/bpf/nsguard/links -mindepth 1 -printf '%f ')
+	links=$(find /sys/fs/bpf/nsguard/links /sys/fs/bpf/nsguard/bpflinks -mindepth 1 -printf '%f ')
 	[ "$left" = 0 ] && [ -z "$links" ] || fails "$left records, links: $links"
 }
 gcase all-detached c_all_detached

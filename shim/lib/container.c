@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "container.h"
+#include "guard.h" /* GUARD_LINK_*: declarations only, no bpf() here */
 #include "learn.h"
 #include "log.h"
 #include "record.h"
@@ -427,6 +428,48 @@ struct gc {
 	int failed;
 };
 
+/*
+ * A live cgroup whose pinned link was detached under nsguard is not
+ * guarded, whatever its pin says: attach it anew with pol (the record's;
+ * deny for a bare link), usage and counters kept.  gc is root's periodic
+ * pass, so it is what puts the guard back on a container that starts
+ * nothing more (no next hook); the line it prints says it happened.
+ */
+static void gc_relink(struct gc *gc, __u64 cgid, const struct nsguard_policy *pol, const char *id,
+		      const char *cgroup_path)
+{
+	struct nsguard_policy p = *pol;
+	int state = gc->env->link_state(cgid), fd, err;
+
+	if (state == GUARD_LINK_ATTACHED || state == GUARD_LINK_NONE)
+		return;
+	if (state < 0) {
+		nsg_warn("gc: cgroup %llu: %s", (unsigned long long)cgid, nsg_last_error());
+		gc->failed = state;
+		return;
+	}
+	fd = gc->env->cgroup_open_id(cgid);
+	if (fd == -ENOENT) { /* gone since: the next pass forgets it */
+		nsg_clear_error();
+		return;
+	}
+	p.cgroup_id = cgid;
+	err = fd < 0 ? fd : gc->env->attach(fd, cgid, &p, NULL);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		nsg_warn("gc: cgroup %llu%s%s: its link was detached, and attaching it anew failed: "
+			 "%s",
+			 (unsigned long long)cgid, id ? ", container " : "", id ? id : "",
+			 nsg_last_error());
+		gc->failed = err;
+		return;
+	}
+	gc->removed(&(struct gc_removal){ .id = id, .cgroup_path = cgroup_path, .cgroup_id = cgid,
+					  .why = "link detached", .relinked = true },
+		    gc->data);
+}
+
 static int gc_record(const struct nsguard_record *rec, void *data)
 {
 	struct gc *gc = data;
@@ -442,6 +485,7 @@ static int gc_record(const struct nsguard_record *rec, void *data)
 			return nsg_fail(ENOMEM, "out of memory");
 		gc->kept = k;
 		gc->kept[gc->n_kept++] = id;
+		gc_relink(gc, id, &rec->policy, rec->id, rec->cgroup_path);
 		return 0;
 	}
 	/* Only "gone" or "re-created" count; anything else leaves it alone. */
@@ -479,8 +523,13 @@ static int gc_links(struct gc *gc)
 		kept = false;
 		for (size_t j = 0; j < gc->n_kept && !kept; j++)
 			kept = gc->kept[j] == ids[i];
-		if (kept || gc->env->cgroup_alive(ids[i]))
+		if (kept)
 			continue;
+		/* No record, a live cgroup (a failed attach): kept, and kept denying. */
+		if (gc->env->cgroup_alive(ids[i])) {
+			gc_relink(gc, ids[i], &(struct nsguard_policy){ 0 }, NULL, NULL);
+			continue;
+		}
 		err = gc->env->detach(ids[i]);
 		if (err) {
 			nsg_warn("gc: link %llu: %s", (unsigned long long)ids[i], nsg_last_error());
@@ -496,7 +545,13 @@ static int gc_links(struct gc *gc)
 
 void container_gc_print(const struct gc_removal *r, void *out)
 {
-	if (r->id)
+	if (r->relinked && r->id)
+		fprintf(out, "re-linked container %s (cgroup %s, id %llu: its link was detached)\n",
+			r->id, r->cgroup_path, (unsigned long long)r->cgroup_id);
+	else if (r->relinked)
+		fprintf(out, "re-linked link %s/%llu (it was detached; no record: deny)\n",
+			NSGUARD_PIN_LINKS, (unsigned long long)r->cgroup_id);
+	else if (r->id)
 		fprintf(out, "removed container %s (cgroup %s, id %llu: %s)\n", r->id,
 			r->cgroup_path, (unsigned long long)r->cgroup_id, r->why);
 	else

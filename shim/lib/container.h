@@ -31,7 +31,12 @@ struct container_env {
 	int (*cgroup_populated)(const char *path, bool *populated);
 	/* The start time of pid (proc_stat_read): -ESRCH when it is gone, no message. */
 	int (*start_time)(pid_t pid, __u64 *start);
+	/* A link is pinned for the cgroup (a claim, attached or not). */
 	bool (*link_pinned)(__u64 cgroup_id);
+	/* guard_link_state(): GUARD_LINK_* (guard.h's numbers) or -errno with a message. */
+	int (*link_state)(__u64 cgroup_id);
+	/* cgroup_open_id() under CGROUP_ROOT: an fd, -ENOENT when it is gone. */
+	int (*cgroup_open_id)(__u64 id);
 	/* Load or reuse the program, attach it to the cgroup and write pol. */
 	int (*attach)(int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
 		      char **link_pin_out);
@@ -95,19 +100,26 @@ int container_unguard(const struct container_env *env, const char *id, bool forc
 int container_unguard_cgroup(const struct container_env *env, const char *cgroup_path,
 			     char **id_out);
 
-/* What gc removed: a container's record and link, or a bare link (id NULL). */
+/*
+ * What gc removed: a container's record and link, or a bare link (id NULL);
+ * or, relinked, what it attached anew because its link had been detached.
+ */
 struct gc_removal {
 	const char *id; /* the record's id; NULL for a link without a record */
 	const char *cgroup_path; /* NULL for a bare link */
 	__u64 cgroup_id;
-	const char *why; /* "gone", "re-created" or "no record, cgroup gone" */
+	const char *why; /* "gone", "re-created", "no record, cgroup gone", "link detached" */
+	bool relinked; /* not removed: attached anew */
 };
 
 /*
  * nsguard gc: forget the containers whose cgroup is gone or re-created (a
  * new id at the recorded path), and unpin links that have neither a record
- * nor a live cgroup.  removed(r, data) for each removal.  Entries that
- * cannot be removed are warned about and make it fail at the end.
+ * nor a live cgroup.  A live cgroup whose pinned link was detached (not by
+ * nsguard: it is unguarded) is attached anew, with its record's policy (a
+ * bare link's: deny), and reported as relinked.  removed(r, data) for each.
+ * Entries that cannot be removed or re-linked are warned about and make it
+ * fail at the end.
  */
 int container_gc(const struct container_env *env,
 		 void (*removed)(const struct gc_removal *r, void *data), void *data);

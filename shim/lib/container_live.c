@@ -28,6 +28,16 @@ static int live_cgroup_populated(const char *path, bool *populated)
 	return cgroup_populated(CGROUP_ROOT, path, populated);
 }
 
+static int live_cgroup_open_id(__u64 id)
+{
+	return cgroup_open_id(CGROUP_ROOT, id);
+}
+
+static int live_link_state(__u64 cgroup_id)
+{
+	return guard_link_state(NSGUARD_PIN_DIR, cgroup_id);
+}
+
 static int live_start_time(pid_t pid, __u64 *start)
 {
 	char state;
@@ -81,7 +91,9 @@ static int live_attach_with(int cgroup_fd, __u64 cgroup_id, const struct nsguard
 {
 	struct guard g = GUARD_INIT;
 	/* The caller holds the lock: load and pin on first use. */
-	bool learn = pol->mode == NSGUARD_MODE_LEARN, fresh = !guard_link_pinned(cgroup_id);
+	bool learn = pol->mode == NSGUARD_MODE_LEARN;
+	/* Only learn mode needs to know (a failed first attach forgets its entry). */
+	bool fresh = learn && !guard_link_pinned(cgroup_id);
 	/* What an attach writes: the policy, the counters, a learn-mode usage. */
 	unsigned which = GUARD_PIN_POLICIES | GUARD_PIN_COUNTERS | (learn ? GUARD_PIN_LEARNED : 0);
 	int err = upgrade ? open_upgrading(&g, which) : guard_open_some(&g, true, which);
@@ -103,7 +115,7 @@ static int live_attach_with(int cgroup_fd, __u64 cgroup_id, const struct nsguard
 		}
 	}
 	if (!err) {
-		err = guard_attach(&g, cgroup_fd, cgroup_id, pol, link_pin_out);
+		err = guard_attach(&g, cgroup_fd, cgroup_id, pol, link_pin_out, NULL);
 		/* A rewrite that failed keeps what its container learned. */
 		if (err && learn && fresh)
 			guard_learn_forget(cgroup_id);
@@ -146,6 +158,8 @@ static int live_cgroups_below(const char *path, int (*fn)(__u64 id, void *data),
 		.cgroup_alive = live_cgroup_alive,                                \
 		.cgroup_populated = live_cgroup_populated,                        \
 		.start_time = live_start_time, .link_pinned = guard_link_pinned,  \
+		.link_state = live_link_state,                                    \
+		.cgroup_open_id = live_cgroup_open_id,                            \
 		.attach = attach_fn, .read_learned = guard_learn_read,            \
 		.detach = live_detach, .links = live_links,                       \
 		.cgroups_below = live_cgroups_below,                              \

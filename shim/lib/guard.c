@@ -141,6 +141,8 @@ static const struct {
 	[GUARD_PIN_I_LEARNED] = { "learned", offsetof(struct guard, learned_fd),
 				  BPF_MAP_TYPE_HASH, sizeof(struct nsguard_usage),
 				  NSGUARD_LEARN_MAX },
+	/* The bpf() guard (nsguard_bpf): opened only when named. */
+	[GUARD_PIN_I_BPFGUARD] = { "bpfguard", offsetof(struct guard, bpfguard_fd), 0, 0, 0 },
 	/* The program last: its pin marks a complete set. */
 	[GUARD_PIN_I_PROG] = { "prog", offsetof(struct guard, prog_fd), 0, 0, 0 },
 };
@@ -328,7 +330,7 @@ static int open_pins(struct guard *g, unsigned which)
 	int fd;
 
 	for (size_t i = 0; i < ARRAY_SIZE(pins); i++) {
-		if (pins[i].type && !(which & (1u << i)))
+		if (i != GUARD_PIN_I_PROG && !(which & (1u << i)))
 			continue;
 		pin_path(path, sizeof(path), g->dir, pins[i].name);
 		fd = bpf_obj_get(path);
@@ -398,6 +400,8 @@ static int load_and_pin(struct guard *g)
 		/* Maps by their pin name, which is their name in nsguard.bpf.c. */
 		if (pins[i].type)
 			fd = bpf_map__fd(bpf_object__find_map_by_name(skel->obj, pins[i].name));
+		else if (i == GUARD_PIN_I_BPFGUARD)
+			fd = bpf_program__fd(skel->progs.nsguard_bpf);
 		else
 			fd = bpf_program__fd(skel->progs.nsguard_userns_create);
 		pin_path(path, sizeof(path), g->dir, pins[i].name);
@@ -534,17 +538,82 @@ int guard_open_some(struct guard *g, bool load, unsigned which)
 	return open_at(g, NSGUARD_PIN_DIR, load, which);
 }
 
-static void link_pin_path(char *buf, size_t len, const char *dir, __u64 cgroup_id)
+/*
+ * A guarded cgroup's two links, each pinned in a directory of its own
+ * (bpffs refuses a '.' in a name): the policy's and the bpf() guard's.
+ */
+enum { LINK_USERNS, LINK_BPF, LINK_KINDS };
+static const char *const link_dirs[LINK_KINDS] = { "links", "bpflinks" };
+
+static void link_pin_path(char *buf, size_t len, const char *dir, int kind, __u64 cgroup_id)
 {
-	snprintf(buf, len, "%s/links/%llu", dir, (unsigned long long)cgroup_id);
+	if (snprintf(buf, len, "%s/%s/%llu", dir, link_dirs[kind], (unsigned long long)cgroup_id) >=
+	    (int)len)
+		buf[0] = '\0';
 }
 
 bool guard_link_pinned(__u64 cgroup_id)
 {
 	char path[256];
 
-	link_pin_path(path, sizeof(path), NSGUARD_PIN_DIR, cgroup_id);
+	link_pin_path(path, sizeof(path), NSGUARD_PIN_DIR, LINK_USERNS, cgroup_id);
 	return access(path, F_OK) == 0;
+}
+
+/*
+ * The link pinned at path: 1 when it is attached to cgroup_id (a cgroup
+ * link of BPF_LSM_CGROUP whose cgroup is that one), 0 when it is pinned
+ * but not (a LINK_DETACH leaves the pin; the kernel then says cgroup id 0),
+ * -ENOENT when nothing is pinned there, another -errno when it cannot tell.
+ */
+static int link_check(const char *path, __u64 cgroup_id)
+{
+	struct bpf_link_info info = { 0 };
+	__u32 len = sizeof(info);
+	cleanup_close int fd = bpf_obj_get(path);
+	int err;
+
+	if (fd < 0)
+		return fd;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (err)
+		return err;
+	return info.type == BPF_LINK_TYPE_CGROUP && info.cgroup.attach_type == BPF_LSM_CGROUP &&
+	       info.cgroup.cgroup_id == cgroup_id;
+}
+
+int guard_link_state(const char *dir, __u64 cgroup_id)
+{
+	char path[256], guard[256];
+	int st[LINK_KINDS], kinds = LINK_KINDS;
+	bool pinned = false, attached = true;
+
+	/* An older build's set has no bpf() guard: its one link decides. */
+	pin_path(guard, sizeof(guard), dir, "bpfguard");
+	if (access(guard, F_OK) < 0)
+		kinds = LINK_BPF;
+	for (int k = 0; k < kinds; k++) {
+		link_pin_path(path, sizeof(path), dir, k, cgroup_id);
+		st[k] = link_check(path, cgroup_id);
+		if (st[k] < 0 && st[k] != -ENOENT)
+			return nsg_fail(-st[k], "cannot read the link pinned at %s: %s", path,
+					strerror(-st[k]));
+		pinned |= st[k] >= 0;
+		attached &= st[k] == 1;
+	}
+	if (!pinned)
+		return GUARD_LINK_NONE;
+	return attached ? GUARD_LINK_ATTACHED : GUARD_LINK_DETACHED;
+}
+
+const char *guard_link_state_name(int state)
+{
+	switch (state) {
+	case GUARD_LINK_NONE: return "none";
+	case GUARD_LINK_ATTACHED: return "attached";
+	case GUARD_LINK_DETACHED: return "detached";
+	default: return "unknown";
+	}
 }
 
 /* Why an attach failed, as something the admin can act on. */
@@ -590,7 +659,7 @@ static int fault(const char *name)
  * attachment denies until its policy is written, also if that write fails.
  * -ENOENT (never attached, nothing left) is the usual case.
  */
-static int reset_storage(struct guard *g, __u64 cgroup_id)
+static int reset_storage(struct guard *g, __u64 cgroup_id, bool counters)
 {
 	const struct nsguard_policy deny = { 0 };
 	cleanup_free void *zeros = NULL;
@@ -603,6 +672,8 @@ static int reset_storage(struct guard *g, __u64 cgroup_id)
 		return nsg_fail(-err, "resetting the policy left from an earlier attach of cgroup "
 				      "%llu failed: %s; not attaching",
 				(unsigned long long)cgroup_id, strerror(-err));
+	if (!counters)
+		return 0;
 	if (ncpu <= 0)
 		return nsg_fail(ncpu < 0 ? -ncpu : EINVAL, "cannot count the possible CPUs");
 	zeros = calloc(ncpu, ROUND8(sizeof(struct nsguard_counters)));
@@ -615,58 +686,149 @@ static int reset_storage(struct guard *g, __u64 cgroup_id)
 	return 0;
 }
 
-int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
-		 char **link_pin_out)
+/*
+ * Make prog's link to the cgroup and pin it at path (its directory made on
+ * the first attach after a load).  0, or -EEXIST when a concurrent attach
+ * of the same cgroup pinned one first (the caller uses that one).
+ */
+static int link_make(const struct guard *g, int prog_fd, int cgroup_fd, int kind, const char *path)
 {
-	struct nsguard_policy p = *pol;
-	bool fresh = false; /* this call attached: the storage reads deny */
-	char path[256], links[256];
-	int err = 0, link = -1;
+	char dir[256];
+	int err, link;
 
+	link = fault(kind == LINK_BPF ? "bpf-link" : "link") ?:
+	       bpf_link_create(prog_fd, cgroup_fd, BPF_LSM_CGROUP, NULL);
+	if (link < 0)
+		return attach_fail(link);
+	err = bpf_obj_pin(link, path);
+	if (err == -ENOENT) {
+		pin_path(dir, sizeof(dir), g->dir, link_dirs[kind]);
+		err = mkdir_p(dir, 0700);
+		if (!err)
+			err = bpf_obj_pin(link, path);
+	}
+	close(link); /* the pin keeps it attached */
+	if (err && err != -EEXIST)
+		return nsg_fail(-err, "cannot pin the link at %s: %s", path, strerror(-err));
+	return err;
+}
+
+/* The pinned link at path no longer guards the cgroup: unpin it, say so. */
+static int link_unpin_dead(const char *path, __u64 cgroup_id)
+{
+	if (unlink(path) < 0 && errno != ENOENT)
+		return nsg_fail(errno, "the link pinned at %s no longer guards cgroup %llu, and "
+				       "it cannot be unpinned: %s",
+				path, (unsigned long long)cgroup_id, strerror(errno));
+	nsg_warn("warning: the link pinned at %s was detached from cgroup %llu (not by nsguard): "
+		 "attaching it anew",
+		 path, (unsigned long long)cgroup_id);
+	return 0;
+}
+
+int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct nsguard_policy *pol,
+		 char **link_pin_out, bool *relinked)
+{
+	struct nsguard_policy p = *pol, cur;
+	/* fresh: this call made the policy's link, and the storage reads deny;
+	 * keep: the usage to write is the storage's (a rewrite, a re-link);
+	 * dead: a pinned link no longer guarded the cgroup. */
+	bool fresh = false, keep = false, have_cur = false, dead = false;
+	char path[LINK_KINDS][256];
+	int err = 0, st[LINK_KINDS];
+
+	if (relinked)
+		*relinked = false;
 	/* Attaching without the LSM active would report a guard that never runs. */
 	err = guard_lsm_check(NULL, 0);
 	if (err)
 		return err;
-	link_pin_path(path, sizeof(path), g->dir, cgroup_id);
-	if (access(path, F_OK) < 0) {
-		err = reset_storage(g, cgroup_id);
+	/* One OBJ_GET and OBJ_GET_INFO a link: what guards, not what is pinned. */
+	for (int k = 0; k < LINK_KINDS; k++) {
+		link_pin_path(path[k], sizeof(path[k]), g->dir, k, cgroup_id);
+		st[k] = link_check(path[k], cgroup_id);
+		if (st[k] < 0 && st[k] != -ENOENT)
+			return nsg_fail(-st[k], "cannot read the link pinned at %s: %s", path[k],
+					strerror(-st[k]));
+	}
+	if (st[LINK_USERNS] == 0) {
+		/*
+		 * Detached under us: the storage outlives a detach, so the
+		 * usage (and the counters) are still there to keep.  What the
+		 * detacher may also have written there cannot be told apart.
+		 */
+		err = bpf_map_lookup_elem(g->policies_fd, &cgroup_id, &cur);
+		if (err && err != -ENOENT)
+			return nsg_fail(-err, "reading the usage of cgroup %llu failed: %s",
+					(unsigned long long)cgroup_id, strerror(-err));
+		keep = have_cur = !err;
+		dead = true;
+		err = link_unpin_dead(path[LINK_USERNS], cgroup_id);
 		if (err)
 			return err;
-		link = bpf_link_create(g->prog_fd, cgroup_fd, BPF_LSM_CGROUP, NULL);
-		if (link < 0)
-			return attach_fail(link);
-		err = bpf_obj_pin(link, path);
-		/* The links directory, made on the first attach after a load. */
-		if (err == -ENOENT) {
-			pin_path(links, sizeof(links), g->dir, "links");
-			err = mkdir_p(links, 0700);
-			if (!err)
-				err = bpf_obj_pin(link, path);
-		}
-		close(link); /* the pin keeps it attached */
-		/* EEXIST: a concurrent attach of the same cgroup won; use its link. */
-		if (err && err != -EEXIST)
-			return nsg_fail(-err, "cannot pin the link at %s: %s", path, strerror(-err));
-		fresh = !err;
 	}
-	/* Until this lands the storage reads all-zero, which denies. */
-	p.cgroup_id = cgroup_id;
-	p.window_start_ns = 0; /* a new policy starts a fresh event window */
-	p.window_events = 0;
-	if (!fresh) {
+	if (st[LINK_USERNS] != 1) {
+		/* A new link denies until the policy lands; a re-link keeps the counts. */
+		err = reset_storage(g, cgroup_id, !dead) ?:
+		      link_make(g, g->prog_fd, cgroup_fd, LINK_USERNS, path[LINK_USERNS]);
+		/* EEXIST: a concurrent attach of the same cgroup won; use its link. */
+		if (err == -EEXIST)
+			keep = true;
+		else if (err)
+			return err;
+		else
+			fresh = true;
+		err = 0;
+	} else {
+		keep = true;
+	}
+	if (keep && !have_cur) {
 		/*
 		 * A rewrite keeps the usage: the count limit is over the
 		 * container's life.  Namespaces allowed between this read and
 		 * the write below are not counted (a rewrite is the admin's or
 		 * the runtime's, not the container's doing).
 		 */
-		struct nsguard_policy cur;
-
 		err = bpf_map_lookup_elem(g->policies_fd, &cgroup_id, &cur);
 		if (err)
 			return nsg_fail(-err, "reading the usage of cgroup %llu failed: %s; its "
 					      "earlier policy stays in force",
 					(unsigned long long)cgroup_id, strerror(-err));
+	}
+	if (st[LINK_BPF] != 1) {
+		/* The bpf() guard beside it: an attach without it fails (and denies). */
+		if (st[LINK_BPF] == 0) {
+			dead = true;
+			err = link_unpin_dead(path[LINK_BPF], cgroup_id);
+		}
+		if (!err && g->bpfguard_fd < 0) {
+			char prog[256];
+
+			pin_path(prog, sizeof(prog), g->dir, "bpfguard");
+			g->bpfguard_fd = bpf_obj_get(prog);
+			if (g->bpfguard_fd < 0)
+				err = nsg_fail(-g->bpfguard_fd, "cannot open pinned %s: %s", prog,
+					       strerror(-g->bpfguard_fd));
+		}
+		if (!err)
+			err = link_make(g, g->bpfguard_fd, cgroup_fd, LINK_BPF, path[LINK_BPF]);
+		if (err == -EEXIST)
+			err = 0;
+		if (err) {
+			nsg_fail_context(err, "the bpf() guard of cgroup %llu is not attached%s",
+					 (unsigned long long)cgroup_id,
+					 fresh ? "; the cgroup stays guarded with deny until detached" :
+						 "");
+			return err;
+		}
+	}
+	if (relinked)
+		*relinked = dead;
+	/* Until this lands the storage reads all-zero, which denies. */
+	p.cgroup_id = cgroup_id;
+	p.window_start_ns = 0; /* a new policy starts a fresh event window */
+	p.window_events = 0;
+	if (keep) {
 		p.created = cur.created;
 		p.depths = cur.depths;
 	}
@@ -684,75 +846,101 @@ int guard_attach(struct guard *g, int cgroup_fd, __u64 cgroup_id, const struct n
 		return err;
 	}
 	if (link_pin_out) {
-		*link_pin_out = strdup(path);
+		*link_pin_out = strdup(path[LINK_USERNS]);
 		if (!*link_pin_out)
 			return nsg_fail(ENOMEM, "out of memory");
 	}
 	return 0;
 }
 
-int guard_detach(__u64 cgroup_id)
+/* Unpin both links of the cgroup in dir, the bpf() guard's first: the
+ * policy's pin, the claim, goes last. */
+static int unpin_links(const char *dir, __u64 cgroup_id)
 {
 	char path[256];
 
-	link_pin_path(path, sizeof(path), NSGUARD_PIN_DIR, cgroup_id);
-	if (unlink(path) < 0 && errno != ENOENT)
-		return nsg_fail(errno, "cannot unpin %s: %s", path, strerror(errno));
+	for (int k = LINK_KINDS - 1; k >= 0; k--) {
+		link_pin_path(path, sizeof(path), dir, k, cgroup_id);
+		if (unlink(path) < 0 && errno != ENOENT)
+			return nsg_fail(errno, "cannot unpin %s: %s", path, strerror(errno));
+	}
 	return 0;
+}
+
+int guard_detach(__u64 cgroup_id)
+{
+	return unpin_links(NSGUARD_PIN_DIR, cgroup_id);
 }
 
 int guard_remove_dir(const char *dir)
 {
 	cleanup_free __u64 *ids = NULL;
-	char path[256], links[256];
+	char links[256];
 	size_t n = 0;
 	int err = guard_links_list(dir, &ids, &n);
 
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
-		link_pin_path(path, sizeof(path), dir, ids[i]);
-		if (unlink(path) < 0 && errno != ENOENT)
-			return nsg_fail(errno, "cannot unpin %s: %s", path, strerror(errno));
+		err = unpin_links(dir, ids[i]);
+		if (err)
+			return err;
 	}
-	pin_path(links, sizeof(links), dir, "links");
+	for (int k = 0; k < LINK_KINDS; k++) {
+		pin_path(links, sizeof(links), dir, link_dirs[k]);
+		if (rmdir(links) < 0 && errno != ENOENT)
+			return nsg_fail(errno, "cannot remove %s: %s", links, strerror(errno));
+	}
 	unpin_all(dir);
-	if ((rmdir(links) < 0 && errno != ENOENT) || (rmdir(dir) < 0 && errno != ENOENT))
+	if (rmdir(dir) < 0 && errno != ENOENT)
 		return nsg_fail(errno, "cannot remove %s: %s", dir, strerror(errno));
 	return 0;
 }
 
 int guard_links_list(const char *dir, __u64 **ids_out, size_t *n_out)
 {
-	cleanup_closedir DIR *d = NULL;
 	cleanup_free __u64 *ids = NULL;
 	char links[256], *end;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, first;
 	struct dirent *e;
 
 	*ids_out = NULL;
 	*n_out = 0;
-	pin_path(links, sizeof(links), dir, "links");
-	d = opendir(links);
-	if (!d)
-		return errno == ENOENT ? 0 : nsg_fail(errno, "cannot read %s: %s", links, strerror(errno));
-	while ((errno = 0, e = readdir(d))) {
-		unsigned long long id = strtoull(e->d_name, &end, 10);
+	/* Both directories: a bpf() guard's link left without its policy's counts. */
+	for (int k = 0; k < LINK_KINDS; k++) {
+		cleanup_closedir DIR *d = NULL;
 
-		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end)
-			continue;
-		if (n == cap) {
-			__u64 *more = reallocarray(ids, cap ? cap * 2 : 64, sizeof(*ids));
-
-			if (!more)
-				return nsg_fail(ENOMEM, "out of memory");
-			ids = more;
-			cap = cap ? cap * 2 : 64;
+		first = n;
+		pin_path(links, sizeof(links), dir, link_dirs[k]);
+		d = opendir(links);
+		if (!d) {
+			if (errno == ENOENT)
+				continue;
+			return nsg_fail(errno, "cannot read %s: %s", links, strerror(errno));
 		}
-		ids[n++] = id;
+		while ((errno = 0, e = readdir(d))) {
+			unsigned long long id = strtoull(e->d_name, &end, 10);
+			bool seen = false;
+
+			if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end)
+				continue;
+			for (size_t i = 0; i < first && !seen; i++)
+				seen = ids[i] == id;
+			if (seen)
+				continue;
+			if (n == cap) {
+				__u64 *more = reallocarray(ids, cap ? cap * 2 : 64, sizeof(*ids));
+
+				if (!more)
+					return nsg_fail(ENOMEM, "out of memory");
+				ids = more;
+				cap = cap ? cap * 2 : 64;
+			}
+			ids[n++] = id;
+		}
+		if (errno)
+			return nsg_fail(errno, "cannot read %s: %s", links, strerror(errno));
 	}
-	if (errno)
-		return nsg_fail(errno, "cannot read %s: %s", links, strerror(errno));
 	*ids_out = steal_pointer(&ids);
 	*n_out = n;
 	return 0;
@@ -940,13 +1128,19 @@ int guard_read_stats(struct guard *g, struct nsguard_stats *stats)
 	return 0;
 }
 
+bool guard_bpf_refused(void)
+{
+	/* fd -1: without the guard, EBADF; the LSM hook runs before the lookup. */
+	return bpf_link_detach(-1) == -EPERM;
+}
+
 int guard_trial(int cgroup_fd, __u64 cgroup_id, int (*probe)(void *data), void *data,
 		struct nsguard_counters *cnt)
 {
 	struct nsguard_policy pol = { .mode = NSGUARD_MODE_DENY, .cgroup_id = cgroup_id };
 	struct guard g;
 	struct nsguard *skel = NULL;
-	int err = 0, link = -1;
+	int err = 0, link = -1, bpf_link = -1;
 
 	guard_init(&g, NULL);
 	libbpf_setup();
@@ -962,6 +1156,13 @@ int guard_trial(int cgroup_fd, __u64 cgroup_id, int (*probe)(void *data), void *
 		err = attach_fail(link);
 		goto out;
 	}
+	/* The bpf() guard as every attach makes it: the probe sees it refuse. */
+	bpf_link = bpf_link_create(bpf_program__fd(skel->progs.nsguard_bpf), cgroup_fd,
+				   BPF_LSM_CGROUP, NULL);
+	if (bpf_link < 0) {
+		err = nsg_fail_context(attach_fail(bpf_link), "the bpf() guard");
+		goto out;
+	}
 	err = bpf_map_update_elem(bpf_map__fd(skel->maps.policies), &cgroup_id, &pol, BPF_EXIST);
 	if (err) {
 		nsg_fail(-err, "writing a policy after the trial attach failed: %s", strerror(-err));
@@ -975,6 +1176,8 @@ int guard_trial(int cgroup_fd, __u64 cgroup_id, int (*probe)(void *data), void *
 	g.counters_fd = bpf_map__fd(skel->maps.counters);
 	err = guard_read_counters(&g, cgroup_id, cnt);
 out:
+	if (bpf_link >= 0)
+		close(bpf_link);
 	if (link >= 0)
 		close(link);
 	nsguard__destroy(skel);

@@ -42,10 +42,12 @@ static void container_labels(FILE *out, const char *name, const struct metrics_c
 
 int metrics_write(FILE *out, const struct metrics *m)
 {
-	size_t guarded = 0, i;
+	size_t guarded = 0, detached = 0, i;
 
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < m->n; i++) {
 		guarded += m->c[i].attached;
+		detached += m->c[i].detached;
+	}
 	family(out, "nsguard_build_info", "gauge",
 	       "The nsguard build this scrape comes from: version, commit, pin ABI.");
 	fprintf(out, "nsguard_build_info{version=\"");
@@ -75,8 +77,12 @@ int metrics_write(FILE *out, const struct metrics *m)
 	       "Whether the nsguard BPF program is loaded (pinned).");
 	fprintf(out, "nsguard_program_loaded %d\n", m->loaded ? 1 : 0);
 	family(out, "nsguard_guarded_containers", "gauge",
-	       "Containers with a record whose link is pinned.");
+	       "Containers with a record whose links are attached to their cgroup.");
 	fprintf(out, "nsguard_guarded_containers %zu\n", guarded);
+	family(out, "nsguard_detached_containers", "gauge",
+	       "Containers with a record whose pinned link was detached (not by nsguard): not "
+	       "guarded until the next hook, nsguard attach or gc attaches it anew.");
+	fprintf(out, "nsguard_detached_containers %zu\n", detached);
 	family(out, "nsguard_decisions_total", "counter",
 	       "User namespace creations the program decided on, all guarded cgroups.");
 	fprintf(out, "nsguard_decisions_total %llu\n", (unsigned long long)m->stats.decisions);

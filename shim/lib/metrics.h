@@ -18,7 +18,8 @@ struct metrics_container {
 	const char *id;
 	const struct pod_identity *identity;
 	const char *mode; /* the live policy's */
-	bool attached; /* its link is pinned: it is guarded */
+	bool attached; /* its links are attached: it is guarded */
+	bool detached; /* pinned, but a link was detached: not guarded */
 	struct nsguard_counters cnt;
 };
 

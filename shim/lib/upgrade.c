@@ -33,6 +33,7 @@ struct upgrade {
 	__u64 *moved; /* cgroup ids attached so far, at most cap */
 	size_t n_moved, cap;
 	size_t n_denied; /* links without a record: kept, with deny */
+	size_t n_relinked; /* of those moved, the ones whose old link was detached */
 };
 
 static bool already_moved(const struct upgrade *u, __u64 id)
@@ -49,7 +50,7 @@ static int move_one(struct upgrade *u, __u64 id, const struct nsguard_policy *po
 	struct nsguard_usage learned = { 0 };
 	struct nsguard_policy p = *pol;
 	cleanup_close int fd = -1;
-	int err = 0;
+	int err = 0, state;
 
 	/* The count limit is over the container's life: carry its usage. */
 	err = guard_read_usage_any(NSGUARD_PIN_DIR, "policies", id, &p.created, &p.depths);
@@ -67,12 +68,25 @@ static int move_one(struct upgrade *u, __u64 id, const struct nsguard_policy *po
 	if (fd < 0)
 		return nsg_fail(-fd, "cannot open cgroup %llu: %s", (unsigned long long)id,
 				strerror(-fd));
-	err = guard_attach(u->g, fd, id, &p, NULL);
+	/*
+	 * A link detached under the old set guarded nothing: it gets a new
+	 * link like the others (so it is guarded again), and is counted and
+	 * said, never carried over as if it had guarded all along.
+	 */
+	state = guard_link_state(NSGUARD_PIN_DIR, id);
+	if (state < 0)
+		return nsg_fail_context(state, "cgroup %llu", (unsigned long long)id);
+	if (state == GUARD_LINK_DETACHED)
+		nsg_warn("warning: upgrade: the link of cgroup %llu was detached (not by nsguard): "
+			 "the new program guards it again",
+			 (unsigned long long)id);
+	err = guard_attach(u->g, fd, id, &p, NULL, NULL);
 	if (!err && p.mode == NSGUARD_MODE_LEARN)
 		err = guard_learn_start(u->g, id, &learned);
 	if (err)
 		return nsg_fail_context(err, "cgroup %llu", (unsigned long long)id);
 	u->moved[u->n_moved++] = id;
+	u->n_relinked += state == GUARD_LINK_DETACHED;
 	return 0;
 }
 
@@ -157,6 +171,7 @@ int guard_upgrade_locked(struct upgrade_result *res)
 	}
 	res->moved = u.n_moved;
 	res->denied = u.n_denied;
+	res->relinked = u.n_relinked;
 	/* Done: leftovers of the old set only warn (the next upgrade removes them). */
 	if (guard_remove_dir(NEW_DIR) < 0) {
 		nsg_warn("warning: upgrade done, but the old program's pins remain in %s: %s",

@@ -14,6 +14,7 @@ struct upgrade_result {
 	bool current; /* the pins are this build's: nothing done */
 	size_t moved; /* guarded cgroups now on this build's program */
 	size_t denied; /* of them, links without a record, kept with deny */
+	size_t relinked; /* of them, the ones whose old link had been detached */
 	char why[256]; /* why the pins were not this build's */
 };
 

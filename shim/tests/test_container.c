@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "guard.h" /* GUARD_LINK_* */
 #include "learn.h"
 #include "record.h"
 #include "test.h"
@@ -29,6 +30,9 @@ static struct world {
 		__u64 start;
 	} proc[MAX];
 	__u64 link[MAX]; /* 0: free slot */
+	bool dead[MAX]; /* link[i] is pinned but detached (LINK_DETACH under nsguard) */
+	int state_err; /* link_state fails with it */
+	int attaches; /* attach calls */
 	struct nsguard_policy pol[MAX]; /* the policy written with link[i] */
 	struct nsguard_usage learned[MAX]; /* its learn-mode usage */
 	int attach_err; /* the next attach fails with it */
@@ -128,10 +132,32 @@ static bool f_link_pinned(__u64 id)
 	return find_link(id) >= 0;
 }
 
+static int f_link_state(__u64 id)
+{
+	int i = find_link(id);
+
+	if (w.state_err)
+		return nsg_fail(-w.state_err, "fake world: link state: %s", strerror(-w.state_err));
+	if (i < 0)
+		return GUARD_LINK_NONE;
+	return w.dead[i] ? GUARD_LINK_DETACHED : GUARD_LINK_ATTACHED;
+}
+
+static int f_cgroup_open_id(__u64 id)
+{
+	if (!f_cgroup_alive(id))
+		return nsg_fail(ENOENT, "fake world: no cgroup %llu", (unsigned long long)id);
+	return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* As guard_attach: a dead link is made anew, its usage kept. */
 static int f_attach(int fd, __u64 id, const struct nsguard_policy *pol, char **pin)
 {
 	int i = find_link(id);
 
+	w.attaches++;
+	if (fd < 0)
+		return nsg_fail(EBADF, "fake world: attach without a cgroup fd");
 	if (!locked())
 		return nsg_fail(EDEADLK, "fake world: attach without the lock");
 	if (w.attach_err)
@@ -142,11 +168,12 @@ static int f_attach(int fd, __u64 id, const struct nsguard_policy *pol, char **p
 	if (i < 0)
 		return nsg_fail(ENOSPC, "fake world: no link slot");
 	w.link[i] = id;
+	w.dead[i] = false;
 	w.pol[i] = *pol;
 	if (w.break_records && (rmdir(w.recdir) < 0 ||
 				close(open(w.recdir, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) < 0))
 		return nsg_fail(EIO, "fake world: cannot put a file at %s", w.recdir);
-	if (asprintf(pin, "/fake/links/%llu", (unsigned long long)id) < 0)
+	if (pin && asprintf(pin, "/fake/links/%llu", (unsigned long long)id) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -167,8 +194,10 @@ static int f_detach(__u64 id)
 
 	if (!locked())
 		return nsg_fail(EDEADLK, "fake world: detach without the lock");
-	if (i >= 0)
+	if (i >= 0) {
 		w.link[i] = 0;
+		w.dead[i] = false;
+	}
 	return 0;
 }
 
@@ -214,6 +243,12 @@ static void unpin_link(__u64 id)
 		w.link[i] = 0;
 }
 
+/* LINK_DETACH from outside: the pin stays, the link guards nothing. */
+static void kill_link(__u64 id)
+{
+	w.dead[find_link(id)] = true;
+}
+
 static struct container_env env = {
 	.record_dir = w.recdir,
 	.lock = f_lock,
@@ -223,6 +258,8 @@ static struct container_env env = {
 	.cgroup_populated = f_populated,
 	.start_time = f_start_time,
 	.link_pinned = f_link_pinned,
+	.link_state = f_link_state,
+	.cgroup_open_id = f_cgroup_open_id,
 	.attach = f_attach,
 	.read_learned = f_read_learned,
 	.detach = f_detach,
@@ -618,6 +655,95 @@ static void t_gc(void)
 	ASSERT_TRUE(!strstr(out, "live") && !strstr(out, "/51"));
 }
 
+/* gc attaches anew a live cgroup whose link was detached: the record's policy, or deny. */
+static void t_gc_relinks_detached(void)
+{
+	cleanup_free char *out = NULL;
+	struct nsguard_policy deny3 = { .mode = NSGUARD_MODE_DENY, .err = 28 };
+	size_t len = 0;
+	FILE *f;
+	int i;
+
+	cg("/live", 10);
+	cg("/dead", 11);
+	cg("/bare", 51);
+	cg("/gonedead", 12);
+	ASSERT_OK(guard("live", 0, "/live", NULL));
+	ASSERT_OK(guard("dead", 0, "/dead", NULL));
+	ASSERT_OK(guard("gonedead", 0, "/gonedead", NULL));
+	/* What the record says is what goes back: make it differ from allow2. */
+	w.pol[find_link(11)] = deny3;
+	pin_link(51); /* no record, cgroup alive: a failed attach */
+	w.pol[find_link(51)] = allow2;
+	kill_link(11);
+	kill_link(51);
+	kill_link(12);
+	cg_gone("/gonedead"); /* detached and gone: removed as ever */
+	w.attaches = 0;
+	f = open_memstream(&out, &len);
+	ASSERT_TRUE(f != NULL);
+	ASSERT_OK(container_gc(&env, container_gc_print, f));
+	fclose(f);
+	ASSERT_EQ(2, w.attaches);
+	i = find_link(11);
+	ASSERT_TRUE(i >= 0 && !w.dead[i] && has_record("dead"));
+	/* The record's policy (allow2 was written by guard()), for its cgroup. */
+	ASSERT_EQ(NSGUARD_MODE_ALLOW, w.pol[i].mode);
+	ASSERT_EQ(2, w.pol[i].max_depth);
+	ASSERT_EQ(11, w.pol[i].cgroup_id);
+	i = find_link(51);
+	ASSERT_TRUE(i >= 0 && !w.dead[i]);
+	ASSERT_EQ(NSGUARD_MODE_NONE, w.pol[i].mode); /* no record: deny */
+	ASSERT_TRUE(!f_link_pinned(12) && !has_record("gonedead"));
+	ASSERT_SUBSTR("re-linked container dead (cgroup /dead, id 11: its link was detached)", out);
+	ASSERT_SUBSTR("re-linked link /sys/fs/bpf/nsguard/links/51 (it was detached", out);
+	ASSERT_SUBSTR("removed container gonedead (cgroup /gonedead, id 12: gone)", out);
+	ASSERT_TRUE(!strstr(out, "live"));
+	/* A second pass finds everything attached: nothing to do. */
+	free(out);
+	out = NULL;
+	f = open_memstream(&out, &len);
+	ASSERT_TRUE(f != NULL);
+	ASSERT_OK(container_gc(&env, container_gc_print, f));
+	fclose(f);
+	ASSERT_STREQ("", out);
+	ASSERT_EQ(2, w.attaches);
+}
+
+/* container_gc, its lines discarded. */
+static int gc_quiet(void)
+{
+	cleanup_free char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	int err;
+
+	if (!f)
+		return -ENOMEM;
+	err = container_gc(&env, container_gc_print, f);
+	fclose(f);
+	return err;
+}
+
+/* A re-link that fails, or a state that cannot be read, is loud: gc fails. */
+static void t_gc_relink_fails(void)
+{
+	cg("/dead", 11);
+	ASSERT_OK(guard("dead", 0, "/dead", NULL));
+	kill_link(11);
+	w.attach_err = -EIO;
+	ASSERT_ERR(-EIO, gc_quiet());
+	ASSERT_MSG("gc: some entries could not be removed");
+	ASSERT_TRUE(has_record("dead") && w.dead[find_link(11)]);
+	w.attach_err = 0;
+	w.state_err = -EACCES;
+	ASSERT_ERR(-EACCES, gc_quiet());
+	ASSERT_TRUE(has_record("dead") && w.dead[find_link(11)]);
+	w.state_err = 0;
+	ASSERT_OK(gc_quiet());
+	ASSERT_TRUE(!w.dead[find_link(11)]);
+}
+
 static bool indexed(__u64 cgid, const char *id)
 {
 	char a[256], b[256];
@@ -919,6 +1045,8 @@ void suite_container(void)
 	CASE("unguard-unknown", t_unguard_unknown);
 	CASE("unguard-cgroup", t_unguard_cgroup);
 	CASE("gc", t_gc);
+	CASE("gc-relinks-detached", t_gc_relinks_detached);
+	CASE("gc-relink-fails-loudly", t_gc_relink_fails);
 	CASE("index-lookups", t_index_lookups);
 	CASE("index-move", t_index_move);
 	CASE("learn-writes-suggestion", t_learn_writes_suggestion);

@@ -208,11 +208,12 @@ static void t_metrics(void)
 		  .cnt = { .allowed = 1, .denied = 18446744073709551615ull, .audited = 0,
 			   .events_dropped = 4 } },
 		{ .id = "b", .mode = "audit", .attached = false },
+		{ .id = "c", .mode = "deny", .attached = false, .detached = true },
 	};
 	unsigned long long out[HOOK_RESULT_COUNT][HOOK_REASON_COUNT] = { 0 };
 	struct metrics m = { .version = "1.2", .commit = "abc-dirty", .abi = "00ff",
 			     .other_build = true, .outcomes = out, .loaded = true,
-			     .stats = { .events_dropped = 4, .decisions = 9 }, .c = c, .n = 2 };
+			     .stats = { .events_dropped = 4, .decisions = 9 }, .c = c, .n = 3 };
 	char *s;
 
 	out[HOOK_GUARDED][HOOK_REASON_NONE] = 7;
@@ -222,6 +223,7 @@ static void t_metrics(void)
 	ASSERT_TRUE(s != NULL);
 	ASSERT_SUBSTR("# TYPE nsguard_program_loaded gauge\nnsguard_program_loaded 1\n", s);
 	ASSERT_SUBSTR("nsguard_guarded_containers 1\n", s);
+	ASSERT_SUBSTR("# TYPE nsguard_detached_containers gauge\nnsguard_detached_containers 1\n", s);
 	ASSERT_SUBSTR("# TYPE nsguard_build_info gauge\n"
 		      "nsguard_build_info{version=\"1.2\",commit=\"abc-dirty\",abi=\"00ff\"} 1\n", s);
 	ASSERT_SUBSTR("nsguard_pins_other_build 1\n", s);
