@@ -164,7 +164,8 @@ static void serve(int fd, const struct agent_self *self)
 		return;
 	}
 	if (err > 0) {
-		nsg_info("not serving pid %d: %s; it does the work itself", (int)peer, why);
+		nsg_info("not serving pid %d: %s; it does the work itself (%s)", (int)peer, why,
+			 stage);
 		agent_send_ack(fd, false);
 		return;
 	}
