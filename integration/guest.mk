@@ -4,7 +4,7 @@
 # nsg-userns is copied into busybox container rootfs by
 # integration/tests/lib-ct.sh, so it must be static (glibc static is fine).
 GUEST_DEPS += $(BUILD)/nsg-userns $(BUILD)/nsguard-fault $(BUILD)/nsguard-next \
-	$(BUILD)/nsg-console
+	$(BUILD)/nsg-console $(BUILD)/nsg-pidat
 
 # The CRI client's messages (integration/cri/cri-client, part clients-cri),
 # generated from our subset of the CRI API with Debian's python3-grpc-tools.
@@ -30,6 +30,11 @@ core-variants: $(BASE_KERNEL)/done
 	$(Q)if [ -r /sys/kernel/btf/vmlinux ]; then \
 		$(MAKE) BUILD=$(BUILD)/core/host VMLINUX_BTF=/sys/kernel/btf/vmlinux $(BUILD)/core/host/nsguard; \
 	else rm -rf $(BUILD)/core/host; fi
+
+# A process at a given pid, once it comes round (the agent's pid-reuse cases).
+$(BUILD)/nsg-pidat: integration/guest/nsg-pidat.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 $(WARNINGS) -o $@ $<
 
 # The receiving end of --console-socket, for the wrapper's pass-through cases.
 $(BUILD)/nsg-console: integration/guest/nsg-console.c | $(BUILD)

@@ -33,8 +33,10 @@ check-guest: all $(GUEST_DEPS) | $(RESULTS)
 # check` builds that kernel beside the 6.1 build and guests (Makefile).
 # make check-guest KERNEL_VERSION=6.12 runs the whole guest suite there.
 OTHER_KERNEL_SUITES ?= basic seed core guard containers escape views failure count-learn
-# and, in the same boot, Kubernetes pods through containerd's CRI (about 75 s).
-OTHER_KERNEL_CLIENTS ?= cri
+# and, in the same boot, Kubernetes pods through containerd's CRI (about 75 s)
+# and the agent's checks of its peer (client-agent-peer.sh: SO_PEERPIDFD
+# there, the sent pidfd on 6.1; about a minute).
+OTHER_KERNEL_CLIENTS ?= cri agent-peer
 .PHONY: check-kernel-6.12 check-guest-6.12
 check-kernel-6.12: | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) kernel-6.12 $(MAKE) kernel KERNEL_VERSION=6.12
@@ -49,7 +51,8 @@ check-guest-6.12: all $(GUEST_DEPS) check-kernel-6.12 | $(RESULTS)
 # side: podman (hooks.d, annotations), runc (the container scripts again
 # under runc and under the other hook stage, see tests/client-runc.sh), and
 # Kubernetes pods through containerd's CRI plugin (tests/client-cri.sh), and
-# nsguard agent in front of crun's hooks (tests/client-agent.sh).
+# nsguard agent in front of crun's hooks (tests/client-agent.sh, and its
+# peer checks, tests/client-agent-peer.sh: --clients agent runs both).
 CLIENT_PARTS := check-clients-podman check-clients-runc check-clients-cri check-clients-agent
 .PHONY: $(CLIENT_PARTS)
 check-clients: $(CLIENT_PARTS)

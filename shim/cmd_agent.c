@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -107,36 +108,67 @@ static int own_socket(const char *path, struct stat *sb_out)
 	return steal_fd(&fd);
 }
 
+/*
+ * May the agent serve this request of peer?  0: yes; 1: no (why says why,
+ * the hook does the work); -errno: close without a word.
+ */
+static int may_serve(int fd, pid_t peer, const struct agent_self *self,
+		     const struct agent_request *req, char *why, size_t why_len)
+{
+	int err = agent_peer_check(fd, peer, self, req, why, why_len);
+
+	/* The config, as the hook names it, read by the agent: only one root alone can change. */
+	if (err == 0 && req->config)
+		err = agent_config_check(req->config, why, why_len);
+	return err;
+}
+
 /* One request: the hook's work, its lines and exit status back to it. */
 static void serve(int fd, const struct agent_self *self)
 {
 	struct nsg_capture cap = { 0 };
 	struct agent_request req;
 	cleanup_free char *buf = NULL;
-	cleanup_close int pidfd = -1;
-	const char *why = NULL, *stage;
+	cleanup_close int pidfd = -1, self_pidfd = -1;
+	const char *stage;
+	char why[PATH_MAX + 128];
 	int err, status, verbose = nsg_verbose();
 	pid_t peer = 0;
 
-	err = agent_peer_check(fd, self, &peer, &why);
+	err = agent_peer_pid(fd, &peer);
 	if (err < 0) {
 		nsg_warn("warning: a connection from pid %d refused: %s", (int)peer,
 			 err == -EPERM ? "not root in this pid namespace" : strerror(-err));
 		return;
 	}
-	if (err > 0) {
-		nsg_info("not serving pid %d: %s; it does the work itself", (int)peer, why);
+	err = agent_read_request(fd, &req, &buf);
+	/* An older or newer hook binary: it does its own work, as another binary does. */
+	if (err == -EPROTONOSUPPORT) {
+		nsg_info("not serving pid %d: %s; it does the work itself", (int)peer,
+			 nsg_last_error());
+		nsg_clear_error();
 		agent_send_ack(fd, false);
 		return;
 	}
-	err = agent_read_request(fd, &req, &buf);
 	if (err) {
 		nsg_warn("warning: the request of pid %d: %s", (int)peer, nsg_last_error());
 		nsg_clear_error();
 		return;
 	}
 	pidfd = req.pidfd;
+	self_pidfd = req.self_pidfd;
 	stage = agent_stage_name(req.stage);
+	err = may_serve(fd, peer, self, &req, why, sizeof(why));
+	if (err < 0) {
+		nsg_warn("warning: a connection from pid %d refused: %s", (int)peer, strerror(-err));
+		return;
+	}
+	if (err > 0) {
+		nsg_info("not serving pid %d: %s; it does the work itself (%s)", (int)peer, why,
+			 stage);
+		agent_send_ack(fd, false);
+		return;
+	}
 	/*
 	 * Answered at once; served only once the hook says it waits for the
 	 * verdict: one that gave up on the ack does the work itself, and the
@@ -208,6 +240,9 @@ int cmd_agent(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (lfd < 0)
 		return lfd;
+	err = agent_listen_setup(lfd);
+	if (err)
+		return err;
 	if (chdir("/") < 0)
 		return nsg_fail(errno, "chdir /: %s", strerror(errno));
 	if (fcntl(lfd, F_SETFL, O_NONBLOCK) < 0)

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "agent.h"
 #include "cmd.h"
 #include "config.h"
 #include "lockfile.h"
@@ -159,32 +159,26 @@ int cmd_set_flag(int opt, const char *arg, void *data)
 }
 
 /*
- * capget and one prctl, not libcap: its constructor alone made six prctl
- * calls in every hook.
+ * capget and one prctl (hook_caps_needed), not libcap: its constructor
+ * alone made six prctl calls in every hook.
  */
-static bool cap_effective(const struct __user_cap_data_struct *d, unsigned cap)
-{
-	return d[cap / 32].effective & (1u << (cap % 32));
-}
-
 int cmd_require_privileges(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { 0 };
-	bool admin, bpf, kernel_has_bpf;
+	__u64 need = hook_caps_needed(), eff;
+	bool admin, bpf;
 
 	if (syscall(SYS_capget, &h, d) < 0)
 		return nsg_fail(errno, "cannot read the process capabilities: %s", strerror(errno));
-	admin = cap_effective(d, CAP_SYS_ADMIN);
-	/* A kernel without CAP_BPF (before 5.8) refuses to read its bounding bit
-	 * (EINVAL); any other failure does not say so, and CAP_BPF is wanted. */
-	kernel_has_bpf = prctl(PR_CAPBSET_READ, CAP_BPF, 0, 0, 0) >= 0 || errno != EINVAL;
-	bpf = !kernel_has_bpf || cap_effective(d, CAP_BPF);
-	if (admin && bpf)
+	eff = (__u64)d[1].effective << 32 | d[0].effective;
+	admin = eff & 1ULL << CAP_SYS_ADMIN;
+	bpf = !(need & ~eff & 1ULL << CAP_BPF);
+	if ((eff & need) == need)
 		return 0;
 	return nsg_fail(EPERM, "permission denied: nsguard needs CAP_SYS_ADMIN%s (missing: %s%s%s); "
 			       "run it as root",
-			kernel_has_bpf ? " and CAP_BPF" : "", admin ? "" : "CAP_SYS_ADMIN",
+			need & 1ULL << CAP_BPF ? " and CAP_BPF" : "", admin ? "" : "CAP_SYS_ADMIN",
 			!admin && !bpf ? ", " : "", bpf ? "" : "CAP_BPF");
 }
 

@@ -302,7 +302,7 @@ static int hook_ask_agent(struct cmd_ctx *ctx, const char *stage, const char *st
 	struct agent_request req = { .stage = agent_stage_of(stage),
 				     .verbose = nsg_verbose(), .config = ctx->config_path,
 				     .state = state, .state_len = len, .pidfd = -1 };
-	cleanup_close int pidfd = -1;
+	cleanup_close int pidfd = -1, self_pidfd = -1;
 	cleanup_free char *text = NULL;
 	struct oci_state st = { 0 };
 	size_t text_len = 0;
@@ -334,6 +334,11 @@ static int hook_ask_agent(struct cmd_ctx *ctx, const char *stage, const char *st
 			return -ESRCH;
 		req.pidfd = pidfd;
 	}
+	/* Who asks: the agent checks this names the pid that connected, around its reads of /proc. */
+	self_pidfd = pidfd_open_pid(getpid());
+	if (self_pidfd < 0)
+		return self_pidfd;
+	req.self_pidfd = self_pidfd;
 	err = agent_ask(NSGUARD_AGENT_SOCKET, &req, status, &text, &text_len);
 	if (err < 0 && err != -ENOENT && err != -ECONNREFUSED)
 		nsg_info("the agent did not answer (%s); doing the work here", strerror(-err));

@@ -12,66 +12,29 @@ here=$(cd "$(dirname "$0")" && pwd)
 ct_init
 
 S=$CT_SUFFIX
-SOCK=/run/nsguard/agent.sock
-ALOG=$CT_WORK/agent.log
-AGENT_PID=
-
-# agent_start: a fresh agent (-v: one line per request) logging to $ALOG.
-agent_start() {
-
-	"$NSGUARD" -v agent >>"$ALOG" 2>&1 &
-	AGENT_PID=$!
-	for i in $(seq 100); do
-		[ -S "$SOCK" ] && grep -q "serving hooks on" "$ALOG" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-agent_stop() {
-	[ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
-	AGENT_PID=
-}
-trap 'agent_stop; ct_cleanup' EXIT
-
-served() { grep -c "served \(createRuntime\|prestart\) for pid" "$ALOG"; }
-# The hooks' attach outcomes so far, however they were served (status --json).
-outcomes() {
-	"$NSGUARD" status --format prometheus 2>/dev/null |
-		awk '/^nsguard_hook_outcomes_total\{/ { n += $2 } END { print n + 0 }'
-}
-nfds() { find "/proc/$AGENT_PID/fd" -mindepth 1 2>/dev/null | wc -l; }
-# wait_log PATTERN: until the agent's log has PATTERN (10 s).
-wait_log() {
-
-	for i in $(seq 100); do
-		grep -q "$1" "$ALOG" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-mkdir -p "$CT_WORK"
-: >"$ALOG"
-if ! agent_start; then
-	fail "ct/agent/setup" "the agent did not start: $(tail -n 3 "$ALOG" | tr '\n' ' ')"
-	exit 1
-fi
+# shellcheck source=integration/tests/lib-agent.sh
+. "$here/lib-agent.sh"
+agent_setup
 fds0=$(nfds)
-served0=$(served)
+mark0=$(log_mark)
 out0=$(outcomes)
+rc=0
 
 # --- The scripts again, every hook through the agent.
 # AGENT_SCRIPTS narrows the re-runs (empty: none).
+# A re-run that exits non-zero without a FAIL line of its own still fails.
 for s in ${AGENT_SCRIPTS-20-containers 30-escape}; do
 	echo "# agent: $s"
 	CT_RERUN=agent/ CT_RERUN_HOOKS=1 bash "$here/$s.sh"
+	src=$?
+	[ "$src" = 0 ] || { fail "ct/agent/$s" "the re-run exited $src"; rc=1; }
 done
 
 # Every attach of the re-runs was the agent's (none fell back), and the
 # agent holds no more fds than before them.
 case_all_served() {
 	local s o
-	s=$(($(served) - served0))
+	s=$(served "$mark0")
 	o=$(($(outcomes) - out0))
 	kill -0 "$AGENT_PID" 2>/dev/null || { CT_WHY="the agent died: $(tail -n 3 "$ALOG" | tr '\n' ' ')"; return 1; }
 	[ "$s" -gt 20 ] || { CT_WHY="the agent served only $s attaches"; return 1; }
@@ -80,11 +43,36 @@ case_all_served() {
 }
 [ -z "${AGENT_SCRIPTS-x}" ] || ct_case agent/all-served case_all_served
 
-# probe_denied ID: a guarded container denies a nested user namespace.
-probe_denied() {
-	ct_exec "$1" nsg-userns unshare
-	want_run "unshare in $1" 1 "unshare: fail errno=EPERM"
-}
+# --- The prestart stage through the agent: the stage-specific cases
+# client-runc.sh runs under runc's prestart, here under crun's, each attach
+# served (none fell back) and each case run.
+AGENT_PRESTART_CASES=${AGENT_PRESTART_CASES-default/unshare allow audit escape/child-cgroup}
+if [ -n "$AGENT_PRESTART_CASES" ]; then
+	pmark=$(log_mark)
+	pout0=$(outcomes)
+	pout=$CT_WORK/agent-prestart.out
+	: >"$pout"
+	for s in 20-containers 30-escape; do
+		echo "# agent, prestart: $s"
+		CT_STAGE=prestart CT_RERUN=agent-prestart/ CT_ONLY="$AGENT_PRESTART_CASES" \
+			bash "$here/$s.sh" 2>&1 | tee -a "$pout"
+		src=${PIPESTATUS[0]}
+		[ "$src" = 0 ] || { fail "ct/agent-prestart/$s" "the re-run exited $src"; rc=1; }
+	done
+	case_prestart_served() {
+		local c s o
+		for c in $AGENT_PRESTART_CASES; do
+			grep -qE "^(PASS|FAIL): ct/agent-prestart/$c(:|\$)" "$pout" ||
+				CT_WHY+="case $c did not run (renamed? update AGENT_PRESTART_CASES); "
+		done
+		s=$(log_count "$pmark" "served prestart for pid")
+		o=$(($(outcomes) - pout0))
+		[ "$s" -ge 4 ] || CT_WHY+="the agent served $s prestart attaches; "
+		want_eq "prestart attaches served by the agent vs counted outcomes" "$s" "$o" || return 1
+		want_eq "createRuntime served meanwhile" "$(log_count "$pmark" "served createRuntime")" 0
+	}
+	ct_case agent-prestart/all-served case_prestart_served
+fi
 
 # The socket is root's alone.
 case_socket_root_only() {
@@ -97,57 +85,25 @@ case_socket_root_only() {
 }
 ct_case agent/socket-root-only case_socket_root_only
 
-# hold_lock FILE: take the lock in the background; FILE exists while it is
-# held, and removing it releases the lock (release_lock FILE waits for that).
-hold_lock() {
-	rm -f "$1"
-	# shellcheck disable=SC2016 # $1 is the inner shell's
-	flock "$CT_LOCK" sh -c 'touch "$1"; while [ -e "$1" ]; do sleep 0.1; done' sh "$1" &
-	HOLDER=$!
-	for _ in $(seq 50); do [ -e "$1" ] && return 0; sleep 0.1; done
-	return 1
-}
-release_lock() {
-	rm -f "$1"
-	wait "$HOLDER" 2>/dev/null
-}
-
-# start_held ID HELD: hold the lock (hold_lock HELD), start container ID
-# in the background (CRUN_PID) and wait until the agent serves its hook,
-# which then waits for the lock.
-start_held() {
-	local id=$1 n
-	ct_bundle "$id" -- sleep 600 || return 1
-	hold_lock "$2" || { CT_WHY="could not take the lock"; return 1; }
-	n=$(grep -c "serving createRuntime" "$ALOG")
-	CT_IDS+=("$id")
-	"$CRUN" --root "$CT_RUNROOT" run --detach --bundle "$CT_WORK/b/$id" "$id" </dev/null \
-		>"$CT_WORK/b/$id/out" 2>&1 &
-	CRUN_PID=$!
-	for _ in $(seq 100); do
-		[ "$(grep -c "serving createRuntime" "$ALOG")" -gt "$n" ] && return 0
-		sleep 0.1
-	done
-	release_lock "$2"
-	CT_WHY="the agent did not take the start of $id"
-	return 1
-}
-
 # Broken and hostile peers running nsguard's binary (agent-peer.py: the
-# connecting process execs it, a child speaks): each closed without a word
-# or refused with a message, nothing left open, one that leaves after the
-# ack without its 'G' not served, and the agent serves the next container
-# all the same.  They connect while the agent waits for the
-# lock on a container's behalf, so it checks them only once they are nsguard.
-PEER_CASES=(bad-magic huge bad-stage two-fds no-pidfd pidfd-on-poststop truncated slow
-	pidfd-mismatch garbage-state no-go)
+# connecting process writes its request and execs it, a child reads the
+# answer): each closed without a word (a warning in the agent's log) or
+# answered 'N' with the reason, nothing left open, one that leaves after
+# the ack without its 'G' not served, and the agent serves the next
+# container all the same.  They connect while the agent waits for the lock
+# on a container's behalf, so it checks them only once they are nsguard.
+PEER_CLOSED=(bad-magic huge bad-stage two-fds three-fds no-pidfd no-init-pidfd truncated slow)
+PEER_CASES=("${PEER_CLOSED[@]}" old-wire writer-child self-pidfd-other pidfd-mismatch garbage-state no-go)
 case_hostile_peers() {
 	local c out state=$CT_WORK/agent-state.json id=busy-"$S" held=$CT_WORK/held0-"$S" n pids=() fds
+	local mark closed=" ${PEER_CLOSED[*]} "
 	ct_state hostile-"$S" 1 >"$state"
-	# A peer running another binary is not served.
-	out=$(timeout 30 python3 "$here/agent-peer.py" "$SOCK" bad-magic "$state" 2>&1)
+	# A peer running another binary is not served, whatever it sends.
+	mark=$(log_mark)
+	out=$(timeout 30 python3 "$here/agent-peer.py" "$SOCK" poststop "$state" 2>&1)
 	want_eq "a python peer" "$out" "ack N" || return 1
-	wait_log "not serving pid [0-9]*: another nsguard binary" || { CT_WHY="no 'not serving' line"; return 1; }
+	wait_log "$mark" "not serving pid [0-9]*: another nsguard binary" ||
+		{ CT_WHY="no 'not serving' line"; return 1; }
 	fds=$(nfds)
 	rm -f "$CT_WORK"/peer-*
 	for c in "${PEER_CASES[@]}"; do
@@ -160,6 +116,7 @@ case_hostile_peers() {
 		sleep 0.1
 	done
 	start_held "$id" "$held" || { kill "${pids[@]}" 2>/dev/null; return 1; }
+	mark=$(log_mark)
 	: >"$CT_WORK/peer-go"
 	for _ in $(seq 100); do
 		[ "$(pgrep -fc "$NSGUARD hook poststop")" -ge ${#PEER_CASES[@]} ] && break
@@ -174,42 +131,55 @@ case_hostile_peers() {
 		out=$(cat "$CT_WORK/peer-$c")
 		case $c:$out in
 		truncated:"sent 10 bytes, closed") ;;
+		truncated:*) CT_WHY+="$c: $out; " ;;
+		# Closed by the agent: end of file, or a reset with its bytes unread;
+		# never this peer's own timeout.
+		*:closed | *:"closed (ConnectionResetError)") [[ $closed == *" $c "* ]] || CT_WHY+="$c: $out; " ;;
+		old-wire:"ack N" | writer-child:"ack N" | self-pidfd-other:"ack N") ;;
 		pidfd-mismatch:"ack A status=1 text="*"does not name its pid 1"*) ;;
 		garbage-state:"ack A status=1 text="*"reading the OCI state"*) ;;
 		no-go:"ack A, left") ;;
-		pidfd-mismatch:* | garbage-state:* | truncated:* | no-go:*) CT_WHY+="$c: $out; " ;;
-		*:closed*) ;;
 		*) CT_WHY+="$c: $out; " ;;
 		esac
 	done
 	[ -z "$CT_WHY" ] || return 1
 	kill -0 "$AGENT_PID" 2>/dev/null || { CT_WHY="the agent died: $(tail -n 3 "$ALOG" | tr '\n' ' ')"; return 1; }
-	want_eq "warnings for the requests refused" "$(grep -c "warning: the request of pid" "$ALOG")" 8 ||
-		{ CT_WHY+=" ($(grep -E "warning|not serving" "$ALOG" | tail -n 12 | tr '\n' '|'))"; return 1; }
+	want_eq "warnings for the requests refused" "$(log_count "$mark" "warning: the request of pid")" \
+		${#PEER_CLOSED[@]} ||
+		{ CT_WHY+=" ($(log_since "$mark" | grep -E "warning|not serving" | tail -n 12 | tr '\n' '|'))"; return 1; }
+	# Each 'N' for its reason.
+	for c in "a request of another version of nsguard" "its request was written by pid [0-9]*, not by the process that connected" \
+		"the pidfd it sent of itself names another process"; do
+		want_eq "'not serving' lines saying '$c'" "$(log_count "$mark" "not serving pid [0-9]*: $c")" 1 || return 1
+	done
 	want_eq "the agent's open fds" "$(nfds)" "$fds" || return 1
 	# The peer that left without its 'G' was not served (the hook it stands for works itself).
-	want_eq "requests left before being served" "$(grep -c "left before its createRuntime was served" "$ALOG")" 1 ||
+	want_eq "requests left before being served" "$(log_count "$mark" "left before its createRuntime was served")" 1 ||
 		return 1
+	# Two attaches served (pidfd-mismatch, garbage-state); the peers' own
+	# `nsguard hook poststop`, ended by an empty stdin, may be served as well.
+	want_eq "attaches served" "$(log_count "$mark" "serving createRuntime for pid")" 2 || return 1
 	probe_denied "$id" || return 1
-	n=$(served)
+	mark=$(log_mark)
 	start_guarded after-hostile-"$S" || return 1
 	probe_denied after-hostile-"$S" || return 1
-	want_eq "attaches served" "$(($(served) - n))" 1
+	want_eq "attaches served" "$(served "$mark")" 1
 }
 ct_case agent/hostile-peers case_hostile_peers
 
 # A hook killed while the agent works for it: the start fails, the agent
 # lives on and serves the next one.
 case_killed_client() {
-	local id=killed-"$S" held=$CT_WORK/held-"$S" hook
+	local id=killed-"$S" held=$CT_WORK/held-"$S" hook mark
 	start_held "$id" "$held" || return 1
 	hook=$(pgrep -f "nsguard hook createRuntime" | head -n 1)
 	[ -n "$hook" ] || { release_lock "$held"; CT_WHY="no hook waiting on the agent"; return 1; }
+	mark=$(log_mark)
 	kill -9 "$hook"
 	release_lock "$held"
 	wait "$CRUN_PID"
 	want_eq "crun run with its hook killed" "$?" 1 || return 1
-	wait_log "left before its answer" || { CT_WHY="the agent did not see its hook go"; return 1; }
+	wait_log "$mark" "left before its answer" || { CT_WHY="the agent did not see its hook go"; return 1; }
 	kill -0 "$AGENT_PID" 2>/dev/null || { CT_WHY="the agent died"; return 1; }
 	start_guarded after-killed-"$S" || return 1
 	probe_denied after-killed-"$S"
@@ -219,7 +189,7 @@ ct_case agent/killed-client case_killed_client
 # The agent killed mid-request: the hook sees the connection close, does the
 # work itself, and the container starts guarded; a new agent serves the next.
 case_agent_killed() {
-	local id=agent-killed-"$S" held=$CT_WORK/held2-"$S" n
+	local id=agent-killed-"$S" held=$CT_WORK/held2-"$S" mark
 	start_held "$id" "$held" || return 1
 	kill -9 "$AGENT_PID"
 	wait "$AGENT_PID" 2>/dev/null
@@ -228,24 +198,26 @@ case_agent_killed() {
 	wait "$CRUN_PID"
 	want_eq "crun run with its agent killed" "$?" 0 || { CT_WHY+=" ($(cat "$CT_WORK/b/$id/out"))"; return 1; }
 	probe_denied "$id" || return 1
-	# Its socket is left behind; the next agent replaces it.
+	# Its socket is left behind; the next agent replaces it (agent_start
+	# waits for its own "serving hooks" line and a new socket inode).
+	[ -S "$SOCK" ] || { CT_WHY="the killed agent's socket is gone"; return 1; }
 	agent_start || { CT_WHY="no new agent: $(tail -n 2 "$ALOG" | tr '\n' ' ')"; return 1; }
-	n=$(served)
+	mark=$(log_mark)
 	start_guarded after-restart-"$S" || return 1
 	probe_denied after-restart-"$S" || return 1
-	want_eq "attaches served by the new agent" "$(($(served) - n))" 1
+	want_eq "attaches served by the new agent" "$(served "$mark")" 1
 }
 ct_case agent/killed-mid-request case_agent_killed
 
 # Another binary (here a copy: another inode) is not served; it guards itself.
 case_other_binary() {
-	local copy=$CT_WORK/nsguard-copy n
+	local copy=$CT_WORK/nsguard-copy mark
 	cp "$NSGUARD" "$copy" || return 1
-	n=$(served)
+	mark=$(log_mark)
 	NSGUARD=$copy start_guarded other-bin-"$S" || return 1
 	probe_denied other-bin-"$S" || return 1
-	want_eq "attaches served" "$(($(served) - n))" 0 || return 1
-	grep -q "not serving pid .*: another nsguard binary" "$ALOG" ||
+	want_eq "attaches served" "$(served "$mark")" 0 || return 1
+	log_since "$mark" | grep -q "not serving pid .*: another nsguard binary" ||
 		{ CT_WHY="the agent did not say why it did not serve"; return 1; }
 }
 ct_case agent/other-binary case_other_binary
@@ -256,7 +228,7 @@ ct_case agent/other-binary case_other_binary
 # hook's directory and an allow one below /: served by the agent, the
 # container would get allow.
 case_relative_bundle() {
-	local id cg pid rel=tmp/nsg-rel-"$S" n=0 n0 b got cfg
+	local id cg pid rel=tmp/nsg-rel-"$S" n=0 mark b got cfg
 	cfg='{"ociVersion":"1.0.2","process":{"capabilities":{}},"annotations":{"nsguard.io/userns":"%s"}}'
 	mkdir -p "$CT_WORK/$rel" "/$rel" || { CT_WHY="mkdir"; return 1; }
 	# shellcheck disable=SC2059 # the format is ours
@@ -267,7 +239,7 @@ case_relative_bundle() {
 		id=rel-$((++n))-$S
 		cg=$CT_CGFS/$CT_CGPARENT/$id
 		pid=$(ct_spawn_init "$cg") || { CT_WHY="cannot start a process in $cg"; return 1; }
-		n0=$(served)
+		mark=$(log_mark)
 		CT_OUT=$(cd "$CT_WORK" && ct_state "$id" "$pid" "$b" - |
 			timeout "$CT_TIMEOUT" "$NSGUARD" hook createRuntime --config "$CT_CONF" 2>&1)
 		CT_RC=$?
@@ -277,7 +249,7 @@ case_relative_bundle() {
 		for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
 		[ "$CT_RC" = 0 ] || CT_WHY+="bundle $b: hook exit $CT_RC ($(ct_tail)); "
 		[[ $got == "mode=deny "* ]] || CT_WHY+="bundle $b: got '$got', want mode=deny; "
-		[ "$(served)" = "$n0" ] || CT_WHY+="bundle $b: served by the agent; "
+		[ "$(served "$mark")" = 0 ] || CT_WHY+="bundle $b: served by the agent; "
 	done
 	rm -rf "${CT_WORK:?}/$rel" "/${rel:?}"
 	[ -z "$CT_WHY" ]
@@ -300,3 +272,5 @@ case_stopped() {
 	probe_denied after-stop-"$S"
 }
 ct_case agent/stopped case_stopped
+# A re-run that exited non-zero fails the script too.
+[ "$rc" = 0 ]

@@ -105,22 +105,45 @@ ct_case lifecycle/concurrent-20 case_concurrent
 
 # --- the same with the agent (nsguard agent) serving the hooks: it serves
 # one at a time; a hook it does not take in time does the work itself.
-# Every container is guarded either way.
+# Every container is guarded either way, each start counted once (served +
+# fallbacks = 20: one outcome each), and the agent accounts for each of the
+# 20 connections once: served, or left to its hook (it gave up on the ack
+# and did the work: 'left before', or was gone: 'not serving').
 case_concurrent_agent() {
-	local alog=$CT_WORK/agent-cc.log apid rc served
+	local alog=$CT_WORK/agent-cc.log apid rc served left gone pids out0 outs
 	"$NSGUARD" -v agent >"$alog" 2>&1 &
 	apid=$!
 	for _ in $(seq 100); do grep -q "serving hooks on" "$alog" && break; sleep 0.1; done
+	out0=$(agent_outcomes)
 	case_concurrent many-agent
 	rc=$?
-	served=$(grep -c "served createRuntime" "$alog")
+	outs=$(($(agent_outcomes) - out0))
+	# The connections still queued are answered (to hooks that have left) before the counts.
+	for _ in $(seq 300); do
+		served=$(grep -c "served createRuntime for pid" "$alog")
+		left=$(grep -c "left before its createRuntime was served" "$alog")
+		gone=$(grep -c "not serving pid [0-9]*: .*(createRuntime)$" "$alog")
+		[ $((served + left + gone)) -ge 20 ] && break
+		sleep 0.1
+	done
+	pids=$(grep -E "served createRuntime for pid|left before its createRuntime|not serving pid .*\(createRuntime\)$" \
+		"$alog" | grep -oE "pid [0-9]+" | sort -u | wc -l)
 	kill "$apid"
 	wait "$apid"
 	[ "$rc" = 0 ] || return 1
-	echo "# the agent served $served of 20 starts; the other hooks did their own work"
+	echo "# the agent served $served of 20 starts; $((left + gone)) hooks did their own work"
+	want_eq "starts counted (served + fallbacks)" "$outs" 20 || return 1
+	want_eq "connections the agent accounted for (served $served, left $left, gone $gone)" \
+		$((served + left + gone)) 20 || return 1
+	want_eq "distinct hook pids among them" "$pids" 20 || return 1
 	[ "$served" -ge 1 ] || { CT_WHY="the agent served none of the 20 starts: $(tail -n 3 "$alog" | tr '\n' ' ')"; return 1; }
 	grep -q "warning" "$alog" && { CT_WHY="the agent warned: $(grep warning "$alog" | head -n 3 | tr '\n' ' ')"; return 1; }
 	return 0
+}
+# Attach outcomes so far (status --format prometheus), however served.
+agent_outcomes() {
+	"$NSGUARD" status --format prometheus 2>/dev/null |
+		awk '/^nsguard_hook_outcomes_total\{/ { n += $2 } END { print n + 0 }'
 }
 [ -n "$CT_RERUN" ] || ct_case lifecycle/concurrent-20-agent case_concurrent_agent
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The hook's request to the agent and its answer (agent.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdint.h>
@@ -8,19 +9,37 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "log.h"
 #include "oci.h"
 #include "util.h"
 
-/* Both ends are this binary (agent_peer_check): host order, no padding. */
-static const char req_magic[8] = "nsgreq1";
-static const char reply_magic[8] = "nsgrep1";
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+/* Linux 6.5 (asm-generic/socket.h); older kernels say ENOPROTOOPT. */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+/*
+ * Both ends are this binary (agent_peer_check): host order, no padding.
+ * Version 2: the hook's own pidfd first, then the init's (attach only).
+ */
+static const char req_magic[8] = "nsgreq2";
+static const char reply_magic[8] = "nsgrep2";
+/* What every version's magic starts with: another version is answered 'N'. */
+#define REQ_MAGIC_STEM "nsgreq"
+/* The hook's pidfd, and the init's for an attach. */
+#define REQ_FDS_MAX 2
 
 struct wire_request {
 	char magic[8];
@@ -130,7 +149,7 @@ static int send_all(int fd, const void *buf, size_t len, long long deadline)
 	return 0;
 }
 
-/* The header with the pidfd on it, then the rest. */
+/* The header with the pidfds on it (the hook's, then the init's), then the rest. */
 static int send_request(int fd, const struct agent_request *req, long long deadline)
 {
 	size_t clen = req->config ? strlen(req->config) : 0;
@@ -138,25 +157,23 @@ static int send_request(int fd, const struct agent_request *req, long long deadl
 				  .config_len = (uint32_t)clen,
 				  .state_len = (uint32_t)req->state_len };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * REQ_FDS_MAX)];
 		struct cmsghdr align;
 	} u = { 0 };
+	int fds[REQ_FDS_MAX] = { req->self_pidfd, req->pidfd };
+	size_t nfds = req->pidfd >= 0 ? 2 : 1;
 	struct iovec iov = { .iov_base = &w, .iov_len = sizeof(w) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = CMSG_SPACE(sizeof(int) * nfds) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	ssize_t n;
 	int err;
 
 	memcpy(w.magic, req_magic, sizeof(w.magic));
-	if (req->pidfd >= 0) {
-		msg.msg_control = u.buf;
-		msg.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &req->pidfd, sizeof(int));
-	}
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	do {
 		n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
@@ -184,6 +201,9 @@ int agent_ask(const char *socket_path, const struct agent_request *req, int *sta
 
 	*text = NULL;
 	*text_len = 0;
+	/* The agent serves no request without the hook's pidfd of itself. */
+	if (req->self_pidfd < 0)
+		return -EBADF;
 	if (strlen(socket_path) >= sizeof(addr.sun_path))
 		return -ENAMETOOLONG;
 	if (req->state_len > OCI_STATE_MAX)
@@ -250,105 +270,171 @@ void agent_relay(const char *text, size_t len)
 	}
 }
 
-/* Close every fd a control message carried. */
-static void close_fds(struct msghdr *msg)
+/*
+ * Room for a writer's credentials and for more fds than a request has: a
+ * request with more is refused, and MSG_CTRUNC says so beyond this.
+ */
+#define RECV_FDS_ROOM 8
+union recv_cmsg {
+	char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int) * RECV_FDS_ROOM)];
+	struct cmsghdr align;
+};
+
+/* What one read of a request brought besides its bytes. */
+struct recv_extra {
+	int fds[RECV_FDS_ROOM];
+	size_t nfds;
+	pid_t writer; /* 0: the kernel named none */
+	bool other; /* a control message of another kind */
+};
+
+static void close_extra(struct recv_extra *x)
+{
+	for (size_t i = 0; i < x->nfds; i++)
+		close(x->fds[i]);
+	x->nfds = 0;
+}
+
+static void take_cmsgs(struct msghdr *msg, struct recv_extra *x)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int fd;
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred u;
 
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			close(fd);
+			memcpy(&u, CMSG_DATA(c), sizeof(u));
+			x->writer = u.pid > 0 ? u.pid : 0;
+		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+			   c->cmsg_len >= CMSG_LEN(0)) {
+			for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				if (x->nfds < RECV_FDS_ROOM)
+					x->fds[x->nfds++] = fd;
+				else
+					close(fd);
+			}
+		} else {
+			x->other = true;
 		}
 	}
 }
 
-/* The header, and the one fd it may carry (-1 without). */
-static int recv_header(int fd, struct wire_request *w, int *pidfd, long long deadline)
+/*
+ * len bytes of a request by deadline, each read with the kernel's word on
+ * its writer (SCM_CREDENTIALS: the listening socket has SO_PASSCRED, the
+ * accepted one inherits it, and a stream read never joins two writers'
+ * bytes).  *writer is the first read's writer (0: none yet); a read naming
+ * another, or none, is EPROTO.  fds: the first read's fds (room for
+ * REQ_FDS_MAX, *nfds of them), or NULL when none may come.  A message.
+ */
+static int recv_part(int fd, void *buf, size_t len, int *fds, size_t *nfds, pid_t *writer,
+		     long long deadline)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = w, .iov_len = sizeof(*w) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-	ssize_t n;
+	bool first = true;
+	size_t got = 0;
 	int err;
 
-	*pidfd = -1;
-	for (;;) {
-		msg.msg_control = u.buf;
-		msg.msg_controllen = sizeof(u.buf);
-		n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (n > 0)
-			break;
-		if (n == 0)
-			return nsg_fail(EPIPE, "the peer closed the connection before its request");
-		if (errno == EINTR)
+	while (got < len) {
+		union recv_cmsg u;
+		struct recv_extra x = { .nfds = 0 };
+		struct iovec iov = { .iov_base = (char *)buf + got, .iov_len = len - got };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+				      .msg_controllen = sizeof(u.buf) };
+		ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (n < 0 && errno == EINTR)
 			continue;
-		if (errno != EAGAIN)
-			return nsg_fail(errno, "reading a request: %s", strerror(errno));
-		err = wait_fd(fd, POLLIN, deadline);
-		if (err)
-			return nsg_fail(-err, "reading a request: %s", strerror(-err));
-	}
-	c = CMSG_FIRSTHDR(&msg);
-	if (c) {
-		/* Exactly one fd, or none: anything else is closed and refused. */
-		if ((msg.msg_flags & MSG_CTRUNC) || CMSG_NXTHDR(&msg, c) ||
-		    c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-		    c->cmsg_len != CMSG_LEN(sizeof(int))) {
-			close_fds(&msg);
-			return nsg_fail(EPROTO, "a request with more than one fd, or not an fd");
+		if (n < 0 && errno == EAGAIN) {
+			err = wait_fd(fd, POLLIN, deadline);
+			if (err)
+				return nsg_fail(-err, "reading a request: %s", strerror(-err));
+			continue;
 		}
-		memcpy(pidfd, CMSG_DATA(c), sizeof(int));
+		if (n < 0)
+			return nsg_fail(errno, "reading a request: %s", strerror(errno));
+		if (n == 0)
+			return got || !first || *writer ?
+				       nsg_fail(EPIPE, "reading a request: %s", strerror(EPIPE)) :
+				       nsg_fail(EPIPE, "the peer closed the connection before its request");
+		take_cmsgs(&msg, &x);
+		if ((msg.msg_flags & MSG_CTRUNC) || x.other || x.nfds > (fds && first ? REQ_FDS_MAX : 0)) {
+			close_extra(&x);
+			return nsg_fail(EPROTO, "a request with more fds than it has, or fds where it has none");
+		}
+		if (!x.writer || (*writer && x.writer != *writer)) {
+			close_extra(&x);
+			return nsg_fail(EPROTO, "a request %s",
+					x.writer ? "written by more than one process"
+						 : "whose writer the kernel does not name (SO_PASSCRED)");
+		}
+		*writer = x.writer;
+		if (fds && first) {
+			memcpy(fds, x.fds, x.nfds * sizeof(int));
+			*nfds = x.nfds;
+		}
+		first = false;
+		got += (size_t)n;
 	}
-	err = recv_all(fd, (char *)w + n, sizeof(*w) - (size_t)n, deadline);
-	if (err) {
-		if (*pidfd >= 0)
-			close(*pidfd);
-		*pidfd = -1;
-		return nsg_fail(-err, "reading a request: %s", strerror(-err));
-	}
+	return 0;
+}
+
+int agent_listen_setup(int lfd)
+{
+	int one = 1;
+
+	if (setsockopt(lfd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0)
+		return nsg_fail(errno, "setsockopt SO_PASSCRED: %s", strerror(errno));
 	return 0;
 }
 
 int agent_read_request(int fd, struct agent_request *req, char **buf_out)
 {
 	long long deadline = now_ms() + AGENT_READ_MS;
-	cleanup_close int pidfd = -1;
+	int fds[REQ_FDS_MAX] = { -1, -1 };
+	cleanup_close int self_pidfd = -1, pidfd = -1;
 	cleanup_free char *buf = NULL;
 	struct wire_request w;
+	size_t nfds = 0, want;
+	pid_t writer = 0;
 	int err;
 
 	*buf_out = NULL;
 	memset(req, 0, sizeof(*req));
-	req->pidfd = -1;
-	err = recv_header(fd, &w, &pidfd, deadline);
+	req->self_pidfd = req->pidfd = -1;
+	err = recv_part(fd, &w, sizeof(w), fds, &nfds, &writer, deadline);
+	self_pidfd = fds[0];
+	pidfd = fds[1];
 	if (err)
 		return err;
-	if (memcmp(w.magic, req_magic, sizeof(w.magic)) != 0)
+	if (memcmp(w.magic, req_magic, sizeof(w.magic)) != 0) {
+		if (memcmp(w.magic, REQ_MAGIC_STEM, strlen(REQ_MAGIC_STEM)) == 0)
+			return nsg_fail(EPROTONOSUPPORT, "a request of another version of nsguard");
 		return nsg_fail(EPROTO, "a request without nsguard's header");
+	}
 	if (!agent_stage_name(w.stage))
 		return nsg_fail(EPROTO, "a request for stage %u", w.stage);
-	/* The init's pidfd comes with an attach, and only with one. */
-	if ((w.stage == AGENT_STAGE_POSTSTOP) != (pidfd < 0))
-		return nsg_fail(EPROTO, "a %s request %s a pidfd", agent_stage_name(w.stage),
-				pidfd < 0 ? "without" : "with");
+	/* The hook's pidfd always; the init's with an attach, and only with one. */
+	want = w.stage == AGENT_STAGE_POSTSTOP ? 1 : 2;
+	if (nfds != want)
+		return nsg_fail(EPROTO, "a %s request %s",
+				agent_stage_name(w.stage),
+				nfds == 0    ? "without the hook's pidfd" :
+				nfds < want ? "without the init's pidfd" :
+					       "with a pidfd of an init");
 	if (w.config_len >= PATH_MAX || w.state_len > OCI_STATE_MAX || w.verbose > 9)
 		return nsg_fail(EPROTO, "a request over the bounds (config %u, state %u bytes)",
 				w.config_len, w.state_len);
 	buf = malloc((size_t)w.config_len + w.state_len + 2);
 	if (!buf)
 		return nsg_fail(ENOMEM, "out of memory");
-	err = recv_all(fd, buf, w.config_len, deadline);
+	err = recv_part(fd, buf, w.config_len, NULL, NULL, &writer, deadline);
 	if (!err)
-		err = recv_all(fd, buf + w.config_len + 1, w.state_len, deadline);
+		err = recv_part(fd, buf + w.config_len + 1, w.state_len, NULL, NULL, &writer,
+				deadline);
 	if (err)
-		return nsg_fail(-err, "reading a request: %s", strerror(-err));
+		return err;
 	buf[w.config_len] = '\0';
 	buf[w.config_len + 1 + w.state_len] = '\0';
 	if (strlen(buf) != w.config_len)
@@ -358,6 +444,8 @@ int agent_read_request(int fd, struct agent_request *req, char **buf_out)
 	req->config = w.config_len ? buf : NULL;
 	req->state = buf + w.config_len + 1;
 	req->state_len = w.state_len;
+	req->writer = writer;
+	req->self_pidfd = steal_fd(&self_pidfd);
 	req->pidfd = steal_fd(&pidfd);
 	*buf_out = steal_pointer(&buf);
 	return 0;
@@ -462,25 +550,244 @@ bool agent_self_same(const struct agent_self *self)
 	return identity_of("self", &now) == 0 && !identity_apart(self, &now, false);
 }
 
-int agent_peer_check(int fd, const struct agent_self *self, pid_t *peer_pid, const char **why)
+__u64 hook_caps_needed(void)
 {
-	struct agent_self peer;
+	/*
+	 * A kernel without CAP_BPF (before 5.8) refuses to read its bounding
+	 * bit (EINVAL); any other failure does not say so, and CAP_BPF is wanted.
+	 */
+	bool kernel_has_bpf = prctl(PR_CAPBSET_READ, CAP_BPF, 0, 0, 0) >= 0 || errno != EINVAL;
+
+	return 1ULL << CAP_SYS_ADMIN | (kernel_has_bpf ? 1ULL << CAP_BPF : 0);
+}
+
+/* The CapEff line of /proc/PID/status. */
+static int caps_effective_of(pid_t pid, __u64 *eff)
+{
+	cleanup_fclose FILE *f = NULL;
+	unsigned long long v;
+	char path[64], line[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &v) == 1) {
+			*eff = v;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int agent_peer_pid(int fd, pid_t *peer_pid)
+{
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	char pid[16];
 
-	*why = NULL;
+	*peer_pid = 0;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return -errno;
 	*peer_pid = cred.pid;
-	if (cred.uid != 0 || cred.pid <= 0)
-		return -EPERM;
-	snprintf(pid, sizeof(pid), "%d", (int)cred.pid);
-	/* Gone, or hidden: not a peer to judge paths for. */
-	if (identity_of(pid, &peer) < 0) {
-		*why = "its /proc entries cannot be read";
+	return cred.uid != 0 || cred.pid <= 0 ? -EPERM : 0;
+}
+
+/*
+ * The kernel's pidfd of the process that connected (SO_PEERPIDFD, Linux
+ * 6.5): *out, or -1 on an older kernel; -ESRCH when that process has
+ * exited (its pid may name another now), another -errno when it cannot say.
+ */
+static int peer_pidfd(int fd, int *out)
+{
+	socklen_t len = sizeof(*out);
+
+	*out = -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, out, &len) == 0)
+		return 0;
+	*out = -1;
+	if (errno == ENOPROTOOPT)
+		return 0;
+	return errno == EINVAL || errno == ESRCH ? -ESRCH : -errno;
+}
+
+/* Does pidfd name pid, alive?  NULL, or how it does not. */
+static const char *pidfd_names(int pidfd, pid_t pid)
+{
+	pid_t got = 0;
+	int err = pidfd_pid(pidfd, &got);
+
+	if (err == 0 && got == pid)
+		return NULL;
+	return err == -ESRCH ? "names a process that has exited" :
+	       err	     ? "is not a pidfd of this pid namespace" :
+			       "names another process";
+}
+
+/* Do the kernel's pidfd of the peer (if any) and the one it sent name pid, alive?  0, or 1 and why. */
+static int pidfds_name(int kernel_pidfd, int self_pidfd, pid_t pid, const char *when, char *why,
+		       size_t why_len)
+{
+	const char *how;
+
+	if (kernel_pidfd >= 0 && (how = pidfd_names(kernel_pidfd, pid))) {
+		snprintf(why, why_len, "the kernel's pidfd of the process that connected %s%s", how,
+			 when);
 		return 1;
 	}
-	*why = identity_apart(self, &peer, true);
-	return *why ? 1 : 0;
+	if ((how = pidfd_names(self_pidfd, pid))) {
+		snprintf(why, why_len, "the pidfd it sent of itself %s%s", how, when);
+		return 1;
+	}
+	return 0;
+}
+
+int agent_peer_check(int fd, pid_t pid, const struct agent_self *self,
+		     const struct agent_request *req, char *why, size_t why_len)
+{
+	cleanup_close int kernel_pidfd = -1;
+	__u64 need = hook_caps_needed(), eff = 0;
+	struct agent_self peer;
+	const char *apart;
+	char p[16], after[48];
+	int err;
+
+	why[0] = '\0';
+	/*
+	 * SO_PEERCRED's pid is the number the connecting process had: a peer
+	 * that hands its socket on and exits leaves it to whatever process
+	 * gets that number next.  What stands for the connecting process: the
+	 * kernel's pidfd of it (6.5+), every byte of the request written by
+	 * that pid (SCM_CREDENTIALS), and the pidfd the request carries of its
+	 * writer: each names pid, alive, before and after the reads of
+	 * /proc/PID, so those read that very process.  Without the kernel's
+	 * pidfd: a writer that has exited still shows its number, but a pidfd
+	 * it sent names a process alive when it wrote, so no process born
+	 * after it; and while the writer lives, no other process has its pid.
+	 */
+	err = peer_pidfd(fd, &kernel_pidfd);
+	if (err == -ESRCH) {
+		snprintf(why, why_len, "the process that connected has exited (SO_PEERPIDFD)");
+		return 1;
+	}
+	if (err)
+		return err;
+	if (pidfds_name(kernel_pidfd, req->self_pidfd, pid, "", why, why_len))
+		return 1;
+	if (req->writer != pid) {
+		snprintf(why, why_len,
+			 "its request was written by pid %d, not by the process that connected",
+			 (int)req->writer);
+		return 1;
+	}
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	err = identity_of(p, &peer);
+	if (!err)
+		err = caps_effective_of(pid, &eff);
+	snprintf(after, sizeof(after), " after the agent read /proc/%d", (int)pid);
+	if (pidfds_name(kernel_pidfd, req->self_pidfd, pid, after, why, why_len))
+		return 1;
+	/* Gone, or hidden: not a peer to judge paths for. */
+	if (err) {
+		snprintf(why, why_len, "its /proc entries cannot be read");
+		return 1;
+	}
+	apart = identity_apart(self, &peer, true);
+	if (apart) {
+		snprintf(why, why_len, "%s", apart);
+		return 1;
+	}
+	/* A root without a hook's capabilities could not do the work itself: nor for it. */
+	if ((eff & need) != need) {
+		bool admin = eff & 1ULL << CAP_SYS_ADMIN, bpf = (eff & need) & 1ULL << CAP_BPF;
+
+		bpf = bpf || !(need & 1ULL << CAP_BPF);
+		snprintf(why, why_len, "it lacks %s%s%s in effect (CapEff %llx)",
+			 admin ? "" : "CAP_SYS_ADMIN", !admin && !bpf ? " and " : "",
+			 bpf ? "" : "CAP_BPF", (unsigned long long)eff);
+		return 1;
+	}
+	return 0;
+}
+
+/* Can anyone but root change or replace what sb is (entry of a directory only root changes)? */
+static const char *not_roots(const struct stat *sb, bool dir)
+{
+	if (sb->st_uid != 0)
+		return "is not owned by root";
+	/* A sticky directory: others may add names, not replace root's. */
+	if ((sb->st_mode & (S_IWGRP | S_IWOTH)) && !(dir && (sb->st_mode & S_ISVTX)))
+		return "is writable by group or others";
+	return NULL;
+}
+
+int agent_config_check(const char *path, char *why, size_t why_len)
+{
+	cleanup_close int dir = -1;
+	const char *p = path, *what = NULL;
+	char name[NAME_MAX + 1];
+	struct stat sb;
+	size_t n;
+
+	why[0] = '\0';
+	/*
+	 * Every name on the way, from /, an entry only root can change: then
+	 * the path names this file until root changes it, and config_load()
+	 * reads what was checked here.  No symbolic links: a link is as good
+	 * as its every directory, and such a config is the hook's own to read.
+	 */
+	if (path[0] != '/') {
+		snprintf(why, why_len, "its --config %s is relative", path);
+		return 1;
+	}
+	dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0 || fstat(dir, &sb) < 0)
+		goto unreadable;
+	what = not_roots(&sb, true);
+	if (what) {
+		snprintf(why, why_len, "its --config %s: / %s", path, what);
+		return 1;
+	}
+	for (;;) {
+		int next;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 0 || n > NAME_MAX) {
+			snprintf(why, why_len, "its --config %s is not a file's path", path);
+			return 1;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+			snprintf(why, why_len, "its --config %s has . or .. in it", path);
+			return 1;
+		}
+		if (fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+			goto unreadable;
+		p += n;
+		if (S_ISLNK(sb.st_mode))
+			what = "is a symbolic link";
+		else if (*p == '\0' && !S_ISREG(sb.st_mode))
+			what = "is not a regular file";
+		else if (*p && !S_ISDIR(sb.st_mode))
+			what = "is not a directory";
+		else
+			what = not_roots(&sb, *p != '\0');
+		if (what) {
+			snprintf(why, why_len, "its --config %s: %.*s %s", path, (int)(p - path), path,
+				 what);
+			return 1;
+		}
+		if (*p == '\0')
+			return 0;
+		next = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			goto unreadable;
+		close(dir);
+		dir = next;
+	}
+unreadable:
+	snprintf(why, why_len, "its --config %s cannot be checked: %s", path, strerror(errno));
+	return 1;
 }

@@ -4,16 +4,20 @@
  * on a unix stream socket, root only.
  *
  *   hook                                   agent
- *   connect, send request + pidfd  ──►     accept, check the peer
+ *   connect, send request + pidfds ──►     accept, read it, check the peer
  *                                   ◄──    'A' (will serve) or 'N' (will not)
  *   'G' (waits for the verdict)     ──►
  *                                   ◄──    reply: exit status, the lines to print
  *
- * The request is a header, the --config path and the raw OCI state; the
- * init's pidfd rides on it (SCM_RIGHTS).  The agent serves only a peer that
- * runs the very binary it runs, with its root directory, in its own mount,
- * pid, cgroup and user namespaces: anything else answers 'N' and the hook
- * does the work itself.
+ * The request is a header, the --config path and the raw OCI state; a
+ * pidfd of the hook itself rides on it (SCM_RIGHTS), and for an attach the
+ * init's after it.  The agent serves only a peer that is the process that
+ * connected and wrote the request (SO_PEERPIDFD where the kernel has it,
+ * SCM_CREDENTIALS, the hook's pidfd: alive around every read of its
+ * /proc/PID), runs the very binary it runs, with its root directory, in
+ * its own mount, pid, cgroup and user namespaces, holds a hook's
+ * capabilities, and names a --config only root can change: anything else
+ * answers 'N' and the hook does the work itself.
  * So does a hook whose agent does not answer in time, closes the
  * connection, or is not there: the agent is an accelerator, never a way to
  * start a container less guarded.
@@ -58,7 +62,9 @@ struct agent_request {
 	const char *config; /* --config, or NULL */
 	const char *state; /* the raw OCI state, as the runtime wrote it */
 	size_t state_len;
+	int self_pidfd; /* the hook's pidfd of itself */
 	int pidfd; /* the init's pidfd (attach); -1 for poststop */
+	pid_t writer; /* the agent's: who wrote every byte of it (SCM_CREDENTIALS) */
 };
 
 /*
@@ -75,10 +81,16 @@ void agent_relay(const char *text, size_t len);
 
 /*
  * The agent: read one request from fd within AGENT_READ_MS.  req's strings
- * point into *buf (malloc'd, the caller frees it); req->pidfd is the
- * received fd (the caller closes it) or -1.  -errno with a message.
+ * point into *buf (malloc'd, the caller frees it); req->self_pidfd and
+ * req->pidfd are the received fds (the caller closes them) or -1;
+ * req->writer is the pid the kernel names as the writer of every byte
+ * (fd's listening socket has SO_PASSCRED: agent_listen_setup).  -errno with
+ * a message; -EPROTONOSUPPORT for another version of the wire (an older or
+ * newer hook binary: answer 'N').
  */
 int agent_read_request(int fd, struct agent_request *req, char **buf);
+/* The agent's listening socket: every byte a peer writes comes with its writer. */
+int agent_listen_setup(int lfd);
 
 /* The agent: send the first byte ('A' or 'N'), or the reply; never blocks. */
 int agent_send_ack(int fd, bool serve);
@@ -91,9 +103,14 @@ int agent_recv_go(int fd);
 int agent_send_reply(int fd, int status, const char *text, size_t len);
 
 /*
- * The agent: may it serve the peer on fd?  0: yes; 1: no, *why says why
- * (another binary, root or namespace); -EPERM: not root, or not in this
- * pid namespace (no answer at all).  self_exe and self_ns are the agent's
+ * The agent: who connected on fd (SO_PEERCRED): 0 and *pid; -EPERM when
+ * not root or not in this pid namespace (no answer at all), or -errno.
+ */
+int agent_peer_pid(int fd, pid_t *pid);
+/*
+ * The agent: may it serve pid, the peer on fd, which sent req?  0: yes;
+ * 1: no, why says why (another process, binary, root, namespace or
+ * capabilities); -errno when the kernel cannot say.  self is the agent's
  * own (agent_self), read once.
  */
 struct agent_self {
@@ -104,6 +121,18 @@ struct agent_self {
 int agent_self(struct agent_self *self);
 /* Is this process still where agent_self() found it (root, namespaces)? */
 bool agent_self_same(const struct agent_self *self);
-int agent_peer_check(int fd, const struct agent_self *self, pid_t *peer_pid, const char **why);
+int agent_peer_check(int fd, pid_t pid, const struct agent_self *self,
+		     const struct agent_request *req, char *why, size_t why_len);
+/*
+ * The agent: may it read the --config a peer names?  0: yes; 1: no, why
+ * says why (a symbolic link, a file or directory someone but root could
+ * change, not a regular file, not there).
+ */
+int agent_config_check(const char *path, char *why, size_t why_len);
+/*
+ * What a hook needs in effect (cmd_require_privileges, the agent's check of
+ * its peer): CAP_SYS_ADMIN, and CAP_BPF on a kernel that has it.
+ */
+__u64 hook_caps_needed(void);
 
 #endif
