@@ -12,6 +12,7 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 	cleanup_close int lock = -1;
 	struct upgrade_result r;
 	char abi[GUARD_ABI_LEN];
+	unsigned long long ours, theirs;
 	int err = 0;
 
 	err = cmd_options("upgrade", argc, argv, NULL, NULL, NULL);
@@ -22,7 +23,13 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	guard_abi(abi);
 	/* No hook, gc or poststop in between. */
-	err = guard_lock(&lock) ?: guard_upgrade_locked(&r);
+	err = guard_lock(&lock);
+	if (err)
+		return err;
+	/* Before the upgrade rewrites the markers: is this a move back? */
+	ours = guard_build_seq();
+	theirs = guard_pinned_seq(NSGUARD_PIN_DIR);
+	err = guard_upgrade_locked(&r);
 	if (err)
 		return err;
 	if (r.nothing_loaded) {
@@ -33,6 +40,11 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 		printf("the loaded program is this build's: nothing to upgrade (ABI %s)\n", abi);
 		return 0;
 	}
+	/* An older or equal build over a newer one: on purpose, but say so. */
+	if (ours <= theirs)
+		printf("this build (sequence %llu) is not newer than the program it replaced "
+		       "(sequence %llu): the node now runs the older build's program; ",
+		       ours, theirs);
 	printf("moved %zu guarded cgroup%s to this build's program (ABI %s); their counters "
 	       "start at 0",
 	       r.moved, r.moved == 1 ? "" : "s", abi);
