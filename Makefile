@@ -159,7 +159,7 @@ CHECK_HOST_PARTS := check-unit check-lint
 CHECK_PARTS := check-kernel-6.12 check-clients-runc check-clients-node check-guest check-guest-6.12 \
 	check-concurrency check-clients-cri check-kselftest check-clients-agent check-clients-podman check-host \
 	check-node check-lsm-off \
-	check-selinux check-install check-build-only check-repro
+	check-selinux check-install check-build-only check-repro check-deb
 
 .PHONY: check-early check-late check-kernel
 check: | deps-quiet

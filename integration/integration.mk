@@ -91,6 +91,12 @@ check-build-only: | $(RESULTS)
 check-repro: | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) repro integration/repro
 
+# make deb on the host: lintian, the package's files, conffile, units and
+# maintainer scripts (integration/deb-check; no bpf(), nothing installed).
+.PHONY: check-deb
+check-deb: | $(RESULTS)
+	$(Q)integration/run-part $(RESULTS) deb integration/deb-check
+
 # The concurrency cases, in a boot with two vCPUs (tests/concurrency.sh);
 # every other part boots with NSGUARD_SMP (make check sets 1).
 .PHONY: check-concurrency
