@@ -89,7 +89,8 @@ $(BUILD)/commit.h: commit-h | $(BUILD)
 
 # make dist: the tracked files of the work tree (a -dirty commit if edited)
 # and .tarball-version, so that a build without .git keeps its commit and
-# sequence.  Reproducible: names sorted, owner 0, mtimes the sequence, gzip -n.
+# sequence.  Reproducible: names sorted, owner 0, mtimes the sequence, gzip -n;
+# written by rename (parts repro and deb run it side by side).
 DIST_NAME := nsguard-$(NSGUARD_VERSION)
 DIST := $(BUILD)/$(DIST_NAME).tar.gz
 .PHONY: dist
@@ -100,7 +101,7 @@ dist: | $(BUILD)
 		tar --null -T - -cf - | tar -C "$$d/$(DIST_NAME)" -xf -; \
 	echo "$$c $$t" >"$$d/$(DIST_NAME)/.tarball-version"; \
 	tar -C "$$d" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$$t \
-		-cf - $(DIST_NAME) | gzip -n >$(DIST).tmp; mv $(DIST).tmp $(DIST)
+		-cf - $(DIST_NAME) | gzip -n >$(DIST).tmp.$$$$; mv $(DIST).tmp.$$$$ $(DIST)
 
 $(BUILD)/obj:
 	$(Q)mkdir -p $@
