@@ -40,16 +40,16 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 		printf("the loaded program is this build's: nothing to upgrade (ABI %s)\n", abi);
 		return 0;
 	}
-	/* An older or equal build over a newer one: on purpose, but say so. */
-	if (ours <= theirs)
-		printf("this build (sequence %llu) is not newer than the program it replaced "
-		       "(sequence %llu): the node now runs the older build's program; ",
-		       ours, theirs);
 	printf("moved %zu guarded cgroup%s to this build's program (ABI %s); their counters "
 	       "start at 0",
 	       r.moved, r.moved == 1 ? "" : "s", abi);
 	if (r.denied)
 		printf("; %zu without a record kept with deny", r.denied);
 	printf("\n");
+	/* An older or equal build over a newer one: on purpose, but say so. */
+	if (ours <= theirs)
+		printf("note: this build (sequence %llu) is not newer than the program it "
+		       "replaced (sequence %llu): the node now runs the older build\n",
+		       ours, theirs);
 	return 0;
 }

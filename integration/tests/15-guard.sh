@@ -561,7 +561,8 @@ c_new_build_status() {
 gcase upgrade-new-build-status c_new_build_status
 gcase upgrade-old-build-refused-after run_out 1 "*comes from another nsguard build*" \
 	"$NSG" attach --cgroup smoke/up3 --mode allow --id up3
-gcase upgrade-back run_out 0 "moved $nlinks guarded cgroups*" "$NSG" upgrade
+# Back to the older build: done, and said (#43).
+gcase upgrade-back run_out 0 "moved $nlinks guarded cgroups*"$'\n'"note: this build (sequence *) is not newer than the program it replaced*" "$NSG" upgrade
 expect_userns upgrade-back-keeps-deny ENOSPC up2
 gcase upgrade-current run_out 0 "*nothing to upgrade*" "$NSG" upgrade
 "$NSG" detach --id up1 >/dev/null
