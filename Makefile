@@ -26,6 +26,10 @@ BPFTOOL ?= bpftool
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Wformat=2 -Wshadow -Wno-unused-parameter -Wmissing-prototypes
 NSG_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARNINGS) -I$(BUILD) -Ishim -Ishim/lib -Ibpf
+# Reproducible: the debug info and __FILE__ name the tree as ".", so one
+# source built in two directories gives the same bytes (integration/repro).
+REPRO_FLAGS := -ffile-prefix-map=$(CURDIR)=.
+NSG_CFLAGS += $(REPRO_FLAGS)
 
 # The guest kernel: Debian's linux-source-$(KERNEL_VERSION), built by
 # kernel-patches/build-kernel into $(NSGUARD_CACHE) and linked at
@@ -71,10 +75,16 @@ help:
 	@echo 'make vm-shell   interactive shell in the guest'
 	@echo 'make install    PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)'
 	@echo 'make uninstall  the same PREFIX and DESTDIR (run nsguard unload first)'
+	@echo 'make dist       build/nsguard-VERSION.tar.gz: the tracked files and .tarball-version'
+	@echo 'make deb        the Debian package, into build/deb/ (debhelper, lintian)'
 	@echo 'V=1 shows every command.'
 
 deps:
 	$(Q)./integration/deps build
+
+# make -s print-VAR: a variable's value, for scripts (integration/repro).
+print-%:
+	@echo '$($*)'
 
 deps-test:
 	$(Q)./integration/deps test
@@ -149,7 +159,7 @@ CHECK_HOST_PARTS := check-unit check-lint
 CHECK_PARTS := check-kernel-6.12 check-clients-runc check-clients-node check-guest check-guest-6.12 \
 	check-concurrency check-clients-cri check-kselftest check-clients-agent check-clients-podman check-host \
 	check-node check-lsm-off \
-	check-selinux check-install check-build-only
+	check-selinux check-install check-build-only check-repro check-deb
 
 .PHONY: check-early check-late check-kernel
 check: | deps-quiet

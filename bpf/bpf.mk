@@ -15,7 +15,10 @@ endif
 
 LLVM_STRIP ?= llvm-strip
 # -mcpu=v3: atomics that return the old value (the count limit, 5.12+).
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -I$(BUILD) -Ibpf
+# REPRO_FLAGS (Makefile): .BTF.ext's line info names ./bpf/nsguard.bpf.c,
+# not the build directory, so the object and the ABI hash over its bytes are
+# the same wherever the tree is built.
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -I$(BUILD) -Ibpf $(REPRO_FLAGS)
 
 # Which BTF the header came from: a change of VMLINUX_BTF remakes it.
 .PHONY: FORCE

@@ -87,6 +87,19 @@ check-node: all $(GUEST_DEPS) $(BUILD)/node/done | $(RESULTS)
 check-build-only: | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) build-only env GUEST_BTF=$(abspath $(VMLINUX)) integration/build-only
 
+# Reproducible and stampable: `make dist`, its tarball built without .git in
+# two directories: identical binaries, ABI, commit and sequence
+# (integration/repro; on the host, no bpf()).
+.PHONY: check-repro
+check-repro: | $(RESULTS)
+	$(Q)integration/run-part $(RESULTS) repro integration/repro
+
+# make deb on the host: lintian, the package's files, conffile, units and
+# maintainer scripts (integration/deb-check; no bpf(), nothing installed).
+.PHONY: check-deb
+check-deb: | $(RESULTS)
+	$(Q)integration/run-part $(RESULTS) deb integration/deb-check
+
 # The concurrency cases, in a boot with two vCPUs (tests/concurrency.sh);
 # every other part boots with NSGUARD_SMP (make check sets 1).
 .PHONY: check-concurrency

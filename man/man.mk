@@ -132,3 +132,26 @@ check-man-lint: | $(RESULTS)
 
 check-install: | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) install $(MAKE) --no-print-directory install-check
+
+# make deb: the Debian package (debian/, debhelper) into $(BUILD)/deb/, built
+# from the `make dist` tarball as a distribution would, with a changelog
+# entry of this build prepended: version NSGUARD_VERSION+git<sequence>.<commit>
+# dated at the sequence, so a later commit's package upgrades an earlier
+# one's and dpkg-buildpackage's SOURCE_DATE_EPOCH is the build sequence.
+# Then lintian at its default level (overrides: debian/*.lintian-overrides).
+DEB_DIR := $(BUILD)/deb
+.PHONY: deb
+deb: dist
+	$(call msg,DEB,$(DEB_DIR))
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR) && tar -C $(DEB_DIR) -xzf $(DIST)
+	$(Q)set -e; src=$(DEB_DIR)/$(DIST_NAME); read -r c t <$$src/.tarball-version; \
+	v=$(NSGUARD_VERSION)+git$$t.$$(echo "$$c" | tr -c 'a-zA-Z0-9\n' .); \
+	{ printf 'nsguard (%s) unstable; urgency=medium\n\n  * Build of commit %s.\n\n' "$$v" "$$c"; \
+	  printf ' -- %s  %s\n\n' "$$(dpkg-parsechangelog -l $$src/debian/changelog -S Maintainer)" \
+		"$$(LC_ALL=C date -u -R -d @$$t)"; cat $$src/debian/changelog; } >$$src/debian/changelog.new; \
+	mv $$src/debian/changelog.new $$src/debian/changelog; \
+	(cd $$src && dpkg-buildpackage -b -us -uc) >$(DEB_DIR)/build.log 2>&1 || \
+		{ tail -n 20 $(DEB_DIR)/build.log; echo "nsguard: make deb: dpkg-buildpackage failed (all of it in $(DEB_DIR)/build.log)" >&2; exit 1; }
+	$(call msg,LINTIAN,$(DEB_DIR)/nsguard_*.changes)
+	$(Q)lintian --fail-on error,warning $(DEB_DIR)/nsguard_*_amd64.changes
+	$(Q)ls $(DEB_DIR)/nsguard_*.deb

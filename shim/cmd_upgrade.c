@@ -12,6 +12,7 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 	cleanup_close int lock = -1;
 	struct upgrade_result r;
 	char abi[GUARD_ABI_LEN];
+	unsigned long long ours, theirs;
 	int err = 0;
 
 	err = cmd_options("upgrade", argc, argv, NULL, NULL, NULL);
@@ -22,7 +23,13 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 		return err;
 	guard_abi(abi);
 	/* No hook, gc or poststop in between. */
-	err = guard_lock(&lock) ?: guard_upgrade_locked(&r);
+	err = guard_lock(&lock);
+	if (err)
+		return err;
+	/* Before the upgrade rewrites the markers: is this a move back? */
+	ours = guard_build_seq();
+	theirs = guard_pinned_seq(NSGUARD_PIN_DIR);
+	err = guard_upgrade_locked(&r);
 	if (err)
 		return err;
 	cmd_tighten_state();
@@ -42,5 +49,10 @@ int cmd_upgrade(struct cmd_ctx *ctx, int argc, char **argv)
 	if (r.relinked)
 		printf("; %zu whose link had been detached guarded again", r.relinked);
 	printf("\n");
+	/* An older or equal build over a newer one: on purpose, but say so. */
+	if (ours <= theirs)
+		printf("note: this build (sequence %llu) is not newer than the program it "
+		       "replaced (sequence %llu): the node now runs the older build\n",
+		       ours, theirs);
 	return 0;
 }

@@ -135,8 +135,8 @@ int main(int argc, char **argv)
 			char abi[GUARD_ABI_LEN];
 
 			guard_abi(abi);
-			printf("nsguard %s (commit %s, ABI %s)\n", nsguard_version, nsguard_commit,
-			       abi);
+			printf("nsguard %s (commit %s, ABI %s)\nbuild sequence %llu\n",
+			       nsguard_version, nsguard_commit, abi, guard_build_seq());
 			return 0;
 		}
 		case ':':

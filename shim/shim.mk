@@ -74,19 +74,34 @@ $(NEXT)/obj:
 $(BUILD)/obj/guard.o $(BUILD)/obj/guard-fault.o: $(BUILD)/nsguard.skel.h $(BUILD)/nsguard-abi.h
 $(NEXT)/obj/guard.o: $(NEXT)/nsguard-abi.h
 $(BUILD)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'
-# The commit --version and the metrics' build_info name: `git describe` of
-# the tree (with -dirty), "unknown" outside a checkout; and the build's
-# sequence, its commit's time (SOURCE_DATE_EPOCH when a package build sets
-# it, 0 unknown): a hook moves pins only to a later build (guard.c).
-# Rewritten only when it changes, so only main.o and guard.o follow it.
+# The commit --version and the metrics' build_info name, and the build's
+# sequence (a hook moves pins only to a later build, guard.c): from git, a
+# `make dist` tarball's .tarball-version or debian/changelog, SOURCE_DATE_EPOCH
+# overriding the sequence (shim/version-stamp; it fails rather than build a
+# sequence 0).  Rewritten only when it changes, so only main.o and guard.o
+# follow it.
 $(BUILD)/obj/main.o $(NEXT)/obj/main.o $(BUILD)/obj/guard.o $(NEXT)/obj/guard.o: $(BUILD)/commit.h
 .PHONY: commit-h
 $(BUILD)/commit.h: commit-h | $(BUILD)
-	$(Q)c=$$(git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null || echo unknown); \
-	t=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null)}; \
-	case $$t in ''|*[!0-9]*) t=0 ;; esac; \
+	$(Q)read -r c t < <(shim/version-stamp) && [ -n "$$t" ] || exit 1; \
 	text="#define NSGUARD_COMMIT \"$$c\""$$'\n'"#define NSGUARD_BUILD_SEQ $${t}ULL"; \
 	[ "$$(cat $@ 2>/dev/null)" = "$$text" ] || echo "$$text" >$@
+
+# make dist: the tracked files of the work tree (a -dirty commit if edited)
+# and .tarball-version, so that a build without .git keeps its commit and
+# sequence.  Reproducible: names sorted, owner 0, mtimes the sequence, gzip -n;
+# written by rename (parts repro and deb run it side by side).
+DIST_NAME := nsguard-$(NSGUARD_VERSION)
+DIST := $(BUILD)/$(DIST_NAME).tar.gz
+.PHONY: dist
+dist: | $(BUILD)
+	$(call msg,DIST,$(DIST))
+	$(Q)set -e; read -r c t < <(shim/version-stamp); d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	mkdir "$$d/$(DIST_NAME)"; git ls-files -z | grep -zv '^\.tarball-version$$' | \
+		tar --null -T - -cf - | tar -C "$$d/$(DIST_NAME)" -xf -; \
+	echo "$$c $$t" >"$$d/$(DIST_NAME)/.tarball-version"; \
+	tar -C "$$d" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$$t \
+		-cf - $(DIST_NAME) | gzip -n >$(DIST).tmp.$$$$; mv $(DIST).tmp.$$$$ $(DIST)
 
 $(BUILD)/obj:
 	$(Q)mkdir -p $@

@@ -199,8 +199,9 @@ bool guard_abi_embedded(void)
 }
 
 /*
- * This build's place in time: the commit's date (SOURCE_DATE_EPOCH where a
- * package build sets it; 0 unknown), +1 for the tests' nsguard-next.  A hook
+ * This build's place in time: the commit's date (shim/version-stamp: git,
+ * a make dist tarball's stamp, or a package build's SOURCE_DATE_EPOCH; never
+ * 0), +1 for the tests' nsguard-next.  A hook
  * moves pins only to a later build (guard_pinned_seq); its marker seq-<n>
  * sits beside abi-<hash>.
  */

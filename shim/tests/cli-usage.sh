@@ -38,12 +38,15 @@ done
 want commands-listed 0
 
 # --version: version, the commit built and the pins' ABI (what build_info
-# and a pin marker show), without privileges.
+# and a pin marker show), and the build sequence (never 0: shim/version-stamp),
+# without privileges.
 run nobody "$NSGUARD" --version
-if [ "$rc" = 0 ] && [[ $out =~ ^nsguard\ [0-9][^\ ]*\ \(commit\ ([0-9a-f]{7,}(-dirty)?|unknown),\ ABI\ [0-9a-f]{16}\)$ ]]; then
+nl=$'\n'
+if [ "$rc" = 0 ] && [[ $out =~ ^nsguard\ [0-9][^\ ]*\ \(commit\ [0-9a-z.+-]+,\ ABI\ [0-9a-f]{16}\)${nl}build\ sequence\ [1-9][0-9]*$ ]] &&
+	[[ $out != *"commit unknown"* ]]; then
 	pass cli/version
 else
-	fail cli/version "want 'nsguard V (commit C, ABI A)'; got $rc: $out $err"
+	fail cli/version "want 'nsguard V (commit C, ABI A)' and 'build sequence N'; got $rc: $out $err"
 fi
 
 for c in "${cmds[@]}"; do
