@@ -465,22 +465,27 @@ static void protected_free(struct protected *p)
 	free(p->binary_dir.in_fs);
 }
 
+/* path's directory (malloc'd; path itself when it has none); NULL for NULL. */
+static char *parent_of(const char *path)
+{
+	char *dir = path ? strdup(path) : NULL, *slash;
+
+	if (dir && (slash = strrchr(dir, '/')) && slash != dir)
+		*slash = '\0';
+	return dir;
+}
+
 /* Where each piece of nsguard's state is, in ours. */
 static int protected_locate(const struct table *ours, const struct mounts_ctx *c,
 			    struct protected *p)
 {
-	cleanup_free char *config_dir = c->config ? strdup(c->config) : NULL;
-	cleanup_free char *binary_dir = c->binary ? strdup(c->binary) : NULL;
-	char *slash;
+	/* The directories too: a new file there replaces the one named. */
+	cleanup_free char *config_dir = parent_of(c->config);
+	cleanup_free char *binary_dir = parent_of(c->binary);
 
 	p->ours = ours;
 	if ((c->config && !config_dir) || (c->binary && !binary_dir))
 		return nsg_fail(ENOMEM, "out of memory");
-	/* The directories too: a new file there replaces the one named. */
-	if (config_dir && (slash = strrchr(config_dir, '/')) && slash != config_dir)
-		*slash = '\0';
-	if (binary_dir && (slash = strrchr(binary_dir, '/')) && slash != binary_dir)
-		*slash = '\0';
 	return locate(ours, c->run_dir, &p->run) ?: locate(ours, c->config, &p->config)
 	       ?: locate(ours, config_dir, &p->config_dir) ?: locate(ours, c->binary, &p->binary)
 	       ?: locate(ours, binary_dir, &p->binary_dir);
