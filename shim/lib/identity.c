@@ -79,13 +79,18 @@ int identity_source_parse(const char *s, enum identity_source *src)
 	return -EINVAL;
 }
 
-/* The key of field f in family src (for warnings). */
-static const char *key_of(enum identity_source src, enum identity_field f)
+const char *identity_key(enum identity_source src, enum identity_field f)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(identity_keys); i++)
 		if (identity_keys[i].src == src && identity_keys[i].field == f)
 			return identity_keys[i].key;
-	return "?";
+	return NULL;
+}
+
+/* The key of field f in family src (for warnings). */
+static const char *key_of(enum identity_source src, enum identity_field f)
+{
+	return identity_key(src, f) ?: "?";
 }
 
 int identity_collect(struct pod_identity by_source[IDENT_SRC_NONE], const char *key,

@@ -36,6 +36,8 @@ struct pod_identity {
 const char *identity_name(enum identity_field f);
 /* The field an annotation key carries, or -1; *src (may be NULL) its family. */
 int identity_field_of(const char *annotation_key, enum identity_source *src);
+/* The key family src writes for field f; NULL for IDENT_SRC_NONE. */
+const char *identity_key(enum identity_source src, enum identity_field f);
 /* "containerd", "cri-o", "none"; identity_source_parse: 0 or -EINVAL. */
 const char *identity_source_name(enum identity_source src);
 int identity_source_parse(const char *s, enum identity_source *src);

@@ -17,11 +17,13 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "log.h"
 #include "policy.h"
+#include "util.h"
 
 static const char *const mode_names[NSGUARD_MODE_COUNT] = {
 	[NSGUARD_MODE_NONE] = "none",
@@ -348,18 +350,84 @@ int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation
 	return policy_resolve_why(cfg, annotations, n, out, NULL);
 }
 
-int policy_resolve_why(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
+void policy_section_pick(const struct nsguard_config *cfg,
+			 const struct oci_annotation *annotations, size_t n,
+			 struct policy_section_why *out)
+{
+	bool by_glob = false;
+
+	*out = (struct policy_section_why){ .section = -1, .reason = SECTION_NO_SOURCE };
+	out->key = identity_key(cfg->identity_source, IDENT_NAMESPACE);
+	if (!out->key)
+		return;
+	out->reason = SECTION_NO_KEY;
+	/* The state's keys are unique (oci.c refuses a key given twice). */
+	for (size_t i = 0; i < n && !out->value; i++)
+		if (strcmp(annotations[i].key, out->key) == 0)
+			out->value = annotations[i].value;
+	if (!out->value)
+		return;
+	out->reason = SECTION_UNTRUSTED;
+	if (!config_namespace_valid(out->value))
+		return;
+	out->section = config_section_match(cfg, out->value, &by_glob);
+	out->reason = out->section < 0 ? SECTION_NO_MATCH : by_glob ? SECTION_GLOB : SECTION_EXACT;
+}
+
+void policy_section_explain(const struct nsguard_config *cfg, const struct policy_section_why *w,
+			    char *buf, size_t len)
+{
+	const struct config_section *sec = w->section >= 0 ? &cfg->sections[w->section] : NULL;
+	char q[QUOTE_MAX + 16];
+
+	switch (w->reason) {
+	case SECTION_NO_SOURCE:
+		snprintf(buf, len, "node: identity-source is none, no key names a namespace");
+		break;
+	case SECTION_NO_KEY:
+		snprintf(buf, len, "node: no %s annotation (identity-source %s)", w->key,
+			 identity_source_name(cfg->identity_source));
+		break;
+	case SECTION_UNTRUSTED:
+		snprintf(buf, len,
+			 "node: %s=\"%s\" is not a Kubernetes namespace (a DNS label of 1..%d "
+			 "bytes a-z, 0-9, '-'), so it names no section",
+			 w->key, quote(w->value, q, sizeof(q)), CONFIG_NAMESPACE_MAX);
+		break;
+	case SECTION_NO_MATCH:
+		snprintf(buf, len, "node: no [namespace] section matches %s (%s)", w->value, w->key);
+		break;
+	case SECTION_EXACT:
+	case SECTION_GLOB:
+		snprintf(buf, len, "namespace:%s: %s %s (%s) matches [namespace %s] (line %u)%s",
+			 sec->pattern, w->reason == SECTION_EXACT ? "the name" : "the glob",
+			 w->value, w->key, sec->pattern, sec->line,
+			 w->reason == SECTION_GLOB ? ", the first glob that does, and no section "
+						     "names it exactly"
+						   : "");
+		break;
+	}
+}
+
+int policy_resolve_why(const struct nsguard_config *node, const struct oci_annotation *annotations,
 		       size_t n, struct nsguard_policy *out, struct policy_why *why)
 {
 	struct policy_why unused;
-	struct policy_resolution r = { .cfg = cfg,
-				       .origin = cfg->origin[0] ? cfg->origin : "nsguard.conf" };
+	cleanup_free struct nsguard_config *cfg = malloc(sizeof(*cfg));
+	struct policy_resolution r = { .origin = node->origin[0] ? node->origin : "nsguard.conf" };
 	char q[QUOTE_MAX + 16], known[256];
 	const struct policy_field *f;
 	size_t i;
 	__u32 v;
 	int err;
 
+	if (!cfg)
+		return nsg_fail(ENOMEM, "out of memory");
+	why = why ?: &unused;
+	memset(why, 0, sizeof(*why));
+	policy_section_pick(node, annotations, n, &why->section);
+	config_section_apply(node, why->section.section, cfg);
+	r.cfg = cfg;
 	for (i = 0; i < n; i++) {
 		const char *key = annotations[i].key;
 
@@ -376,8 +444,6 @@ int policy_resolve_why(const struct nsguard_config *cfg, const struct oci_annota
 		r.given[f - policy_fields] = annotations[i].value;
 	}
 
-	why = why ?: &unused;
-	memset(why, 0, sizeof(*why));
 	for (i = 0; i < POLICY_FIELD_COUNT; i++) {
 		const char *value = r.given[i];
 

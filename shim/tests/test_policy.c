@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
 #include "policy.h"
 #include "test.h"
 #include "util.h"
@@ -296,6 +298,98 @@ static void t_why(void)
 	ASSERT_MSG("exceeds the administrator's max-depth 1");
 }
 
+/* The section follows identity-source's namespace key only (#42). */
+static void t_sections(void)
+{
+	static const char text[] = "max-depth = 4\n"
+				   "[namespace ci-builders]\n"
+				   "default-mode = allow\n"
+				   "max-depth = 2\n"
+				   "[namespace team-*]\n"
+				   "default-mode = audit\n"
+				   "max-depth = 1\n";
+	struct oci_annotation a[3];
+	struct nsguard_policy pol = { 0 };
+	struct nsguard_config cfg;
+	struct policy_why why;
+	char long_ns[80], text_why[512];
+
+	ASSERT_OK(config_parse(text, strlen(text), "t.conf", &cfg));
+	a[0] = (struct oci_annotation){ "io.kubernetes.cri.sandbox-namespace", "ci-builders" };
+	ASSERT_OK(policy_resolve_why(&cfg, a, 1, &pol, &why));
+	ASSERT_EQ(0, why.section.section);
+	ASSERT_EQ(SECTION_EXACT, why.section.reason);
+	ASSERT_EQ(ALLOW, pol.mode);
+	ASSERT_EQ(2, pol.max_depth);
+	policy_section_explain(&cfg, &why.section, text_why, sizeof(text_why));
+	ASSERT_SUBSTR("matches [namespace ci-builders] (line 2)", text_why);
+
+	/* The section's ceiling holds for annotations. */
+	a[1] = (struct oci_annotation){ DEPTH, "3" };
+	ASSERT_ERR(-EPERM, policy_resolve(&cfg, a, 2, &pol));
+	ASSERT_MSG("exceeds the administrator's max-depth 2");
+
+	a[0].value = "team-red";
+	ASSERT_OK(policy_resolve_why(&cfg, a, 1, &pol, &why));
+	ASSERT_EQ(SECTION_GLOB, why.section.reason);
+	ASSERT_EQ(AUDIT, pol.mode);
+	ASSERT_EQ(1, pol.max_depth);
+
+	/* CRI-O's spec: the pod's own io.kubernetes.cri.* key is ignored. */
+	cfg.identity_source = IDENT_SRC_CRIO;
+	a[0] = (struct oci_annotation){ "io.kubernetes.cri.sandbox-namespace", "ci-builders" };
+	a[1] = (struct oci_annotation){ "io.kubernetes.cri-o.Namespace", "ci-builders" };
+	a[2] = (struct oci_annotation){ "io.kubernetes.pod.namespace", "default" };
+	ASSERT_OK(policy_resolve_why(&cfg, a, 3, &pol, &why));
+	ASSERT_EQ(-1, why.section.section);
+	ASSERT_EQ(SECTION_NO_MATCH, why.section.reason);
+	ASSERT_STREQ("io.kubernetes.pod.namespace", why.section.key);
+	ASSERT_EQ(DENY, pol.mode);
+	/* ... and without the kubelet's key, nothing else stands in. */
+	ASSERT_OK(policy_resolve_why(&cfg, a, 2, &pol, &why));
+	ASSERT_EQ(SECTION_NO_KEY, why.section.reason);
+	ASSERT_EQ(DENY, pol.mode);
+	a[2].value = "ci-builders";
+	ASSERT_OK(policy_resolve_why(&cfg, a, 3, &pol, &why));
+	ASSERT_EQ(0, why.section.section);
+
+	/* containerd: io.kubernetes.pod.namespace is the pod's to write. */
+	cfg.identity_source = IDENT_SRC_CONTAINERD;
+	a[0] = (struct oci_annotation){ "io.kubernetes.pod.namespace", "ci-builders" };
+	ASSERT_OK(policy_resolve_why(&cfg, a, 1, &pol, &why));
+	ASSERT_EQ(SECTION_NO_KEY, why.section.reason);
+	ASSERT_EQ(DENY, pol.mode);
+
+	/* identity-source none: no section ever. */
+	cfg.identity_source = IDENT_SRC_NONE;
+	a[0] = (struct oci_annotation){ "io.kubernetes.cri.sandbox-namespace", "ci-builders" };
+	ASSERT_OK(policy_resolve_why(&cfg, a, 1, &pol, &why));
+	ASSERT_EQ(SECTION_NO_SOURCE, why.section.reason);
+	ASSERT_EQ(DENY, pol.mode);
+
+	/* Untrusted values: glob-like, mended, empty, 64 bytes: the node's. */
+	cfg.identity_source = IDENT_SRC_CONTAINERD;
+	memset(long_ns, 'a', 64);
+	memcpy(long_ns, "team-", 5);
+	long_ns[64] = '\0';
+	{
+		const char *bad[] = { "team-*", "team-?", "*", "", long_ns, "team-red\n",
+				      "Team-red", "team-red.", "team_red" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+			a[0].value = bad[i];
+			ASSERT_OK(policy_resolve_why(&cfg, a, 1, &pol, &why));
+			ASSERT_EQ(-1, why.section.section);
+			ASSERT_EQ(SECTION_UNTRUSTED, why.section.reason);
+			ASSERT_EQ(DENY, pol.mode);
+		}
+	}
+	long_ns[63] = '\0';
+	a[0].value = long_ns;
+	ASSERT_OK(policy_resolve_why(&cfg, a, 1, &pol, &why));
+	ASSERT_EQ(1, why.section.section);
+}
+
 void suite_policy(void)
 {
 	size_t i;
@@ -304,6 +398,7 @@ void suite_policy(void)
 		TEST_CASE("policy", rows[i].name, check_row, &rows[i]);
 	TEST_CASE("policy", "names", t_names);
 	TEST_CASE("policy", "why", t_why);
+	TEST_CASE("policy", "sections", t_sections);
 	TEST_CASE("policy", "depth-parse", t_depth_parse);
 	TEST_CASE("policy", "long-value-cut", t_long_value_cut);
 	for (i = 0; i < ARRAY_SIZE(count_rows); i++)
