@@ -177,6 +177,7 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st, int sent_pidfd
 {
 	struct nsguard_config cfg;
 	struct nsguard_policy pol = { 0 };
+	struct policy_why pwhy;
 	bool never_open = false;
 	int err = 0;
 
@@ -199,7 +200,9 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st, int sent_pidfd
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
 	*why = HOOK_REASON_ANNOTATION;
-	err = policy_resolve(&cfg, st->annotations, st->n_annotations, &pol);
+	/* The pod's namespace (identity-source's key only) picks the section. */
+	err = policy_resolve_pod(&cfg, st->identity, st->annotations, st->n_annotations, &pol,
+				 &pwhy);
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
 

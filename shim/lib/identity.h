@@ -2,9 +2,12 @@
 /*
  * Pod identity: pod name, namespace, container name and image, from the
  * annotations a Kubernetes CRI runtime passes (identity_keys[] in identity.c).  The
- * tenant controls annotations, so these are labels for humans only: never
- * used for a decision, sanitized, and a bad value is dropped or mended with
- * a warning, never a refusal.
+ * tenant controls annotations, so these are labels for humans, sanitized,
+ * and a bad value is dropped or mended with a warning, never a refusal.  The
+ * one decision made from them: the namespace of identity-source's family,
+ * which that runtime writes after the pod's annotations, picks a
+ * [namespace] section (policy_section_pick), and only when it is a DNS label
+ * that was not mended.
  */
 #ifndef NSGUARD_IDENTITY_H
 #define NSGUARD_IDENTITY_H

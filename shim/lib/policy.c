@@ -351,9 +351,10 @@ int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation
 }
 
 void policy_section_pick(const struct nsguard_config *cfg,
-			 const struct oci_annotation *annotations, size_t n,
+			 const struct pod_identity by_source[IDENT_SRC_NONE],
 			 struct policy_section_why *out)
 {
+	const struct pod_identity *id;
 	bool by_glob = false;
 
 	*out = (struct policy_section_why){ .section = -1, .reason = SECTION_NO_SOURCE };
@@ -361,14 +362,14 @@ void policy_section_pick(const struct nsguard_config *cfg,
 	if (!out->key)
 		return;
 	out->reason = SECTION_NO_KEY;
-	/* The state's keys are unique (oci.c refuses a key given twice). */
-	for (size_t i = 0; i < n && !out->value; i++)
-		if (strcmp(annotations[i].key, out->key) == 0)
-			out->value = annotations[i].value;
+	/* Only identity-source's family: the other is the pod's to write. */
+	id = by_source ? &by_source[cfg->identity_source] : NULL;
+	out->value = id ? id->v[IDENT_NAMESPACE] : NULL;
 	if (!out->value)
 		return;
+	/* Mended ('?' for a byte, cut at IDENTITY_MAX): not the name it was. */
 	out->reason = SECTION_UNTRUSTED;
-	if (!config_namespace_valid(out->value))
+	if (id->mended[IDENT_NAMESPACE] || !config_namespace_valid(out->value))
 		return;
 	out->section = config_section_match(cfg, out->value, &by_glob);
 	out->reason = out->section < 0 ? SECTION_NO_MATCH : by_glob ? SECTION_GLOB : SECTION_EXACT;
@@ -399,9 +400,9 @@ void policy_section_explain(const struct nsguard_config *cfg, const struct polic
 		break;
 	case SECTION_EXACT:
 	case SECTION_GLOB:
-		snprintf(buf, len, "namespace:%s: %s %s (%s) matches [namespace %s] (line %u)%s",
-			 sec->pattern, w->reason == SECTION_EXACT ? "the name" : "the glob",
-			 w->value, w->key, sec->pattern, sec->line,
+		snprintf(buf, len, "namespace:%s: namespace %s (%s) matches %s[namespace %s] (line %u)%s",
+			 sec->pattern, w->value, w->key, w->reason == SECTION_EXACT ? "" : "the glob ",
+			 sec->pattern, sec->line,
 			 w->reason == SECTION_GLOB ? ", the first glob that does, and no section "
 						     "names it exactly"
 						   : "");
@@ -409,12 +410,21 @@ void policy_section_explain(const struct nsguard_config *cfg, const struct polic
 	}
 }
 
-int policy_resolve_why(const struct nsguard_config *node, const struct oci_annotation *annotations,
+int policy_resolve_why(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
 		       size_t n, struct nsguard_policy *out, struct policy_why *why)
+{
+	return policy_resolve_pod(cfg, NULL, annotations, n, out, why);
+}
+
+int policy_resolve_pod(const struct nsguard_config *node,
+		       const struct pod_identity by_source[IDENT_SRC_NONE],
+		       const struct oci_annotation *annotations, size_t n,
+		       struct nsguard_policy *out, struct policy_why *why)
 {
 	struct policy_why unused;
 	cleanup_free struct nsguard_config *cfg = malloc(sizeof(*cfg));
 	struct policy_resolution r = { .origin = node->origin[0] ? node->origin : "nsguard.conf" };
+	char origin[sizeof(node->origin) + 128];
 	char q[QUOTE_MAX + 16], known[256];
 	const struct policy_field *f;
 	size_t i;
@@ -425,9 +435,14 @@ int policy_resolve_why(const struct nsguard_config *node, const struct oci_annot
 		return nsg_fail(ENOMEM, "out of memory");
 	why = why ?: &unused;
 	memset(why, 0, sizeof(*why));
-	policy_section_pick(node, annotations, n, &why->section);
+	policy_section_pick(node, by_source, &why->section);
 	config_section_apply(node, why->section.section, cfg);
 	r.cfg = cfg;
+	if (cfg->section >= 0) {
+		snprintf(origin, sizeof(origin), "%s, [namespace %s] on line %u", r.origin,
+			 cfg->sections[cfg->section].pattern, cfg->sections[cfg->section].line);
+		r.origin = origin;
+	}
 	for (i = 0; i < n; i++) {
 		const char *key = annotations[i].key;
 
