@@ -46,6 +46,7 @@ const char *identity_name(enum identity_field f)
 		[IDENT_NAMESPACE] = "namespace",
 		[IDENT_CONTAINER] = "container",
 		[IDENT_IMAGE] = "image",
+		[IDENT_SECTION] = "section",
 	};
 
 	return (unsigned)f < IDENT_COUNT ? names[f] : "?";
@@ -125,6 +126,8 @@ const struct pod_identity *identity_pick(struct pod_identity by_source[IDENT_SRC
 static bool name_char(enum identity_field f, char c)
 {
 	if (f == IDENT_IMAGE && (c == '/' || c == ':' || c == '@'))
+		return true;
+	if (f == IDENT_SECTION && (c == ':' || c == '*'))
 		return true;
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '.' || c == '_' || c == '-';

@@ -14,7 +14,20 @@
 
 #include <stdbool.h>
 
-enum identity_field { IDENT_POD, IDENT_NAMESPACE, IDENT_CONTAINER, IDENT_IMAGE, IDENT_COUNT };
+/*
+ * IDENT_SECTION is no annotation: the nsguard.conf section whose policy the
+ * container got ("node", "namespace:team-*"; #42), set by the hook from
+ * policy_resolve_pod, so records, status, monitor and metrics carry it
+ * beside the pod's labels.  No identity_keys[] row names it.
+ */
+enum identity_field {
+	IDENT_POD,
+	IDENT_NAMESPACE,
+	IDENT_CONTAINER,
+	IDENT_IMAGE,
+	IDENT_SECTION,
+	IDENT_COUNT
+};
 
 /*
  * The runtime whose keys name a pod (identity-source in nsguard.conf).  A
