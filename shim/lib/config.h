@@ -90,9 +90,11 @@ void config_defaults(struct nsguard_config *cfg);
  * "key = value" lines, '#' comments, blank lines.  Keys: default-mode,
  * allowed-modes (comma/space list), max-depth, errno, fail-mode,
  * shared-cgroups, host-capabilities, max-count, learn-dir (an absolute path),
- * runtime, identity-source (containerd, cri-o or none).  Unknown
- * keys, bad values, duplicates and a default-mode outside allowed-modes are
- * errors naming origin:line.  Returns 0 or -EINVAL.
+ * runtime, identity-source (containerd, cri-o or none); then
+ * [namespace NAME|GLOB] sections of the policy keys.  Unknown keys, bad
+ * values, duplicates, a default-mode outside allowed-modes, a node key in a
+ * section and a section above the node's ceiling are errors naming
+ * origin:line.  Returns 0 or -EINVAL.
  */
 int config_parse(const char *text, size_t len, const char *origin, struct nsguard_config *cfg);
 /* Load path; if !explicit and the file does not exist, keep the defaults. */
