@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -21,6 +22,7 @@
 #include "json.h"
 #include "guard.h"
 #include "log.h"
+#include "policy.h"
 #include "util.h"
 
 static int missing;
@@ -239,6 +241,60 @@ static void config_error(unsigned line, const char *msg, void *data)
  * one is an error.  Adds {"config", "valid", "errors"} to doc with --json.
  * Returns the number of errors.
  */
+/* "default-mode allow, allowed-modes deny, allow, max-depth 2, errno EPERM, max-count unlimited" */
+static void describe_keys(const struct nsguard_config *c, char *buf, size_t len)
+{
+	char modes[64], cnt[16];
+
+	policy_modes_list(c->allowed_modes, modes, sizeof(modes));
+	snprintf(buf, len, "default-mode %s, allowed-modes %s, max-depth %u, errno %s, max-count %s",
+		 policy_mode_name(c->default_mode), modes, c->max_depth,
+		 policy_errno_show(c->default_err),
+		 policy_field_show(&policy_fields[POLICY_MAX_COUNT], c->max_count, cnt, sizeof(cnt)));
+}
+
+/*
+ * The sections of a sound config, in the order that decides among globs
+ * (an exact name wins over them all): text lines, or "sections" in o.
+ */
+static void report_sections(const struct nsguard_config *cfg, struct jv *o)
+{
+	cleanup_free struct nsguard_config *eff = malloc(sizeof(*eff));
+	struct jv *arr = o ? jv_new_array() : NULL;
+	char desc[256], name[80];
+
+	if (!eff || (o && (!arr || !jv_add_take(o, "sections", arr))))
+		return;
+	if (!o)
+		printf("ok       %u [namespace] section%s; identity-source %s (key %s)\n",
+		       cfg->n_sections, cfg->n_sections == 1 ? "" : "s",
+		       identity_source_name(cfg->identity_source),
+		       identity_key(cfg->identity_source, IDENT_NAMESPACE) ?: "none: no section applies");
+	for (int i = -1; i < (int)cfg->n_sections; i++) {
+		cleanup_jv struct jv *e = NULL;
+
+		config_section_apply(cfg, i, eff);
+		describe_keys(eff, desc, sizeof(desc));
+		config_section_name(cfg, i, name, sizeof(name));
+		if (!o) {
+			if (i < 0)
+				printf("         node (no trusted namespace, or none matches): %s\n", desc);
+			else
+				printf("         [namespace %s] line %u%s: %s\n", cfg->sections[i].pattern,
+				       cfg->sections[i].line, cfg->sections[i].glob ? " (glob)" : "",
+				       desc);
+			continue;
+		}
+		e = jv_new_object();
+		if (!e || !jv_add_string(e, "name", name) ||
+		    !(i >= 0 ? jv_add_number(e, "line", cfg->sections[i].line) : jv_add_null(e, "line")) ||
+		    !jv_add_bool(e, "glob", i >= 0 && cfg->sections[i].glob) ||
+		    !jv_add_string(e, "keys", desc) || !jv_append(arr, e))
+			return;
+		e = NULL; /* arr's now */
+	}
+}
+
 static int check_config(const char *path, bool named, struct jv *doc)
 {
 	struct config_report r = { 0 };
@@ -261,12 +317,18 @@ static int check_config(const char *path, bool named, struct jv *doc)
 	nsg_clear_error();
 	if (o)
 		jv_add_bool(o, "valid", r.n == 0);
+	if (o && !absent && !r.n)
+		report_sections(&cfg, o);
+	if (o)
+		;
 	else if (absent)
 		printf("ok       admin config %s absent: the built-in defaults apply\n", path);
 	else if (r.n)
 		printf("%s: %d error%s\n", path, r.n, r.n == 1 ? "" : "s");
 	else
 		printf("ok       admin config %s\n", path);
+	if (!o && !absent && !r.n && cfg.n_sections)
+		report_sections(&cfg, NULL);
 	return r.n;
 }
 

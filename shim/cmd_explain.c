@@ -40,9 +40,14 @@ static int explain_opt(int opt, const char *arg, void *data)
 	eq = strchr(arg, '=');
 	if (!eq || eq == arg)
 		return cmd_usage("explain: --annotation wants KEY=VALUE, got '%s'", arg);
-	/* Only nsguard.io/ keys, as the state parser keeps them, and as many. */
-	if (!oci_annotation_is_ours(arg))
-		return 0;
+	/* Only nsguard.io/ keys, as the state parser keeps them, and as many;
+	 * the identity keys as it collects them (the namespace picks a section). */
+	if (!oci_annotation_is_ours(arg)) {
+		cleanup_free char *key = strndup(arg, (size_t)(eq - arg));
+
+		return key ? identity_collect(a->st.identity, key, eq + 1)
+			   : nsg_fail(ENOMEM, "out of memory");
+	}
 	if (a->st.n_annotations == OCI_ANNOTATIONS_MAX)
 		/* The hook refuses such a state (exit 1), so explain does too. */
 		return nsg_fail(EINVAL, "explain: more than %d nsguard.io/ annotations",
@@ -115,6 +120,8 @@ static int print_text(const struct nsguard_config *cfg, const struct nsguard_pol
 	char num[16], text[8400];
 
 	printf("config: %s\n", cfg->origin);
+	policy_section_explain(cfg, &why->section, text, sizeof(text));
+	printf("section: %s\n", text);
 	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
 		const struct policy_field *f = &policy_fields[i];
 
@@ -142,8 +149,18 @@ static int print_json(const struct nsguard_config *cfg, const struct nsguard_pol
 	struct jv *p, *w, *o;
 	char text[8400];
 
+	char name[80];
+
+	policy_section_explain(cfg, &why->section, text, sizeof(text));
+	o = doc ? jv_add_object(doc, "section") : NULL;
 	if (!doc || !jv_add_string(doc, "config", cfg->origin) ||
-	    !jv_add_bool(doc, "refused", refusal != NULL))
+	    !jv_add_bool(doc, "refused", refusal != NULL) || !o ||
+	    !jv_add_string(o, "name", config_section_name(cfg, cfg->section, name, sizeof(name))) ||
+	    !(cfg->section >= 0 ? jv_add_number(o, "line", cfg->sections[cfg->section].line)
+				: jv_add_null(o, "line")) ||
+	    !json_add_string_or_null(o, "key", why->section.key) ||
+	    !json_add_string_or_null(o, "namespace", why->section.value) ||
+	    !jv_add_string(o, "text", text))
 		return nsg_fail(ENOMEM, "out of memory");
 	if (refusal)
 		return jv_add_string(doc, "error", refusal) ? json_print(doc)
@@ -190,6 +207,7 @@ int cmd_explain(struct cmd_ctx *ctx, int argc, char **argv)
 	struct nsguard_policy pol = { 0 };
 	struct policy_why why;
 	struct nsguard_config cfg;
+	cleanup_free struct nsguard_config *eff = malloc(sizeof(*eff));
 	int err;
 
 	err = cmd_options("explain", argc, argv, opts, explain_opt, &a) ?:
@@ -209,15 +227,22 @@ int cmd_explain(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (err)
 		goto out;
-	err = policy_resolve_why(&cfg, a.st.annotations, a.st.n_annotations, &pol, &why);
+	if (!eff) {
+		err = nsg_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	err = policy_resolve_pod(&cfg, a.st.identity, a.st.annotations, a.st.n_annotations, &pol,
+				 &why);
+	/* The section's config: its limits and the lines that set them. */
+	config_section_apply(&cfg, why.section.section, eff);
 	if (err) {
 		/* The hook's own refusal, as it would print it. */
 		err = nsg_fail_context(err, "a container with these annotations is refused");
 		if (a.json)
-			err = print_json(&cfg, &pol, &why, nsg_last_error()) ?: 1;
+			err = print_json(eff, &pol, &why, nsg_last_error()) ?: 1;
 		goto out;
 	}
-	err = a.json ? print_json(&cfg, &pol, &why, NULL) : print_text(&cfg, &pol, &why);
+	err = a.json ? print_json(eff, &pol, &why, NULL) : print_text(eff, &pol, &why);
 out:
 	oci_state_free(&a.st);
 	return err;

@@ -82,11 +82,13 @@ static int init_alive(const struct oci_state *st, int pidfd, bool *never_open)
  * container may be the cause).
  */
 static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_path,
-		      const struct nsguard_config *cfg, struct nsguard_policy *pol,
-		      bool *never_open, enum hook_reason *why)
+		      const struct nsguard_config *cfg, const char *section,
+		      struct nsguard_policy *pol, bool *never_open, enum hook_reason *why)
 {
 	cleanup_free char *init_path = NULL, *path = NULL;
 	cleanup_close int pidfd = -1;
+	const struct pod_identity *picked;
+	struct pod_identity labels = { 0 };
 	struct container_spec spec;
 	const char *how = "";
 	char desc[256];
@@ -147,9 +149,14 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 	err = init_alive(st, pidfd, never_open);
 	if (err)
 		return err;
+	/* The pod's labels (borrowed) and the section its policy came from. */
+	picked = identity_pick(st->identity, cfg->identity_source);
+	if (picked)
+		labels = *picked;
+	labels.v[IDENT_SECTION] = (char *)section;
 	spec = (struct container_spec){ .id = st->id, .pid = st->pid, .cgroup_path = path,
 					.shared = cfg->shared_cgroups, .learn_dir = cfg->learn_dir,
-					.identity = identity_pick(st->identity, cfg->identity_source) };
+					.identity = &labels };
 	err = container_guard(&container_env_hook, &spec, pol, never_open);
 	if (err)
 		return err;
@@ -158,7 +165,8 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 	if (err)
 		return err;
 	policy_describe(pol, desc, sizeof(desc));
-	nsg_info("guarded container %s: cgroup %s (%s), %s", st->id, path, how, desc);
+	nsg_info("guarded container %s: cgroup %s (%s), section %s, %s", st->id, path, how,
+		 section, desc);
 	return 0;
 }
 
@@ -187,6 +195,8 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st, int sent_pidfd
 {
 	struct nsguard_config cfg;
 	struct nsguard_policy pol = { 0 };
+	struct policy_why pwhy;
+	char section[CONFIG_NAMESPACE_MAX + 16];
 	bool never_open = false;
 	int err = 0;
 
@@ -209,11 +219,14 @@ static int hook_attach(struct cmd_ctx *ctx, struct oci_state *st, int sent_pidfd
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
 	*why = HOOK_REASON_ANNOTATION;
-	err = policy_resolve(&cfg, st->annotations, st->n_annotations, &pol);
+	/* The pod's namespace (identity-source's key only) picks the section. */
+	err = policy_resolve_pod(&cfg, st->identity, st->annotations, st->n_annotations, &pol,
+				 &pwhy);
 	if (err)
 		return nsg_fail_context(err, "container %s", st->id);
 
-	err = hook_guard(st, sent_pidfd, ctx->config_path, &cfg, &pol, &never_open, why);
+	config_section_name(&cfg, pwhy.section.section, section, sizeof(section));
+	err = hook_guard(st, sent_pidfd, ctx->config_path, &cfg, section, &pol, &never_open, why);
 	if (err && cfg.fail_open && !never_open) {
 		nsg_warn("warning: fail-mode open, container %s runs unguarded: %s", st->id,
 			 nsg_last_error());

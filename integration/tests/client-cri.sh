@@ -55,7 +55,9 @@ cd_config() {
 # node's nsguard.conf: the tiers use the defaults; the nsguard handler an
 # admin's limits (allowed-modes deny and audit), as a multi-tenant node has.
 cd_wrappers() {
-	ct_conf cri-limits "allowed-modes = deny, audit" >/dev/null
+	# [namespace] sections (#42): one namespace audited by default.
+	ct_conf cri-limits "allowed-modes = deny, audit" "[namespace nsg-ns-section]" \
+		"default-mode = audit" >/dev/null
 	printf '#!/bin/sh\nexec %q runtime --config %q --runtime %q "$@"\n' \
 		"$self" "$CT_WORK/cri-limits.conf" "$(command -v runc)" >"$CD/bin/nsguard-runtime"
 	chmod 755 "$CD/bin/nsguard-runtime"
@@ -210,6 +212,14 @@ cri annotation-audit tier --handler nsguard --mode audit --pod-annotation nsguar
 # ... and beyond them the pod does not start (its sandbox carries them too).
 cri annotation-over-limit refused --handler nsguard --pod-annotation nsguard.io/userns=allow \
 	--want-error nsguard --want-error allowed-modes --at sandbox
+# The pod's namespace picks its nsguard.conf section (#42)...
+cri ns-section tier --handler nsguard --mode audit --section namespace:nsg-ns-section
+# ... read only from containerd's own key: a pod elsewhere that claims the
+# section's namespace (passed through by the wide handler, and under the key
+# containerd does not write too) gets the node's policy.
+cri ns-forged tier --handler nsguard-wide --mode deny --section node \
+	--pod-annotation io.kubernetes.cri.sandbox-namespace=nsg-ns-section \
+	--pod-annotation io.kubernetes.pod.namespace=nsg-ns-section
 # No annotation a tenant sets exempts a container or renames it.
 cri tenant-annotations tenant --handler nsguard-wide
 cri two-containers-restart pod --handler nsguard

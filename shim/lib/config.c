@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -46,6 +47,8 @@ static const char *const key_names[KEY_COUNT] = {
 	[KEY_IDENTITY_SOURCE] = "identity-source",
 };
 
+_Static_assert(KEY_COUNT <= CONFIG_KEYS_MAX, "key_line[] too small");
+
 static void set_origin(struct nsguard_config *cfg, const char *origin)
 {
 	snprintf(cfg->origin, sizeof(cfg->origin), "%s", origin);
@@ -66,6 +69,7 @@ void config_defaults(struct nsguard_config *cfg)
 	/* The common Kubernetes runtime; detecting it from annotations would be
 	 * the tenant's choice (every annotation is). */
 	cfg->identity_source = IDENT_SRC_CONTAINERD;
+	cfg->section = -1;
 	set_origin(cfg, "built-in defaults");
 }
 
@@ -126,8 +130,24 @@ static int parse_modes(char *value, __u32 *mask)
 	return 0;
 }
 
+/*
+ * The keys a [namespace] section may set: those policy_fields[] names as a
+ * field's default or ceiling, so a new policy field is a section key too.
+ */
+static bool section_key(const char *key)
+{
+	for (size_t i = 0; i < POLICY_FIELD_COUNT; i++) {
+		const struct policy_field *f = &policy_fields[i];
+
+		if ((f->default_key && strcmp(key, f->default_key) == 0) ||
+		    (f->limit_key && strcmp(key, f->limit_key) == 0))
+			return true;
+	}
+	return false;
+}
+
 static int parse_line(char *line, const char *origin, unsigned lineno, struct nsguard_config *cfg,
-		      unsigned seen[KEY_COUNT])
+		      unsigned seen[KEY_COUNT], bool in_section)
 {
 	char *eq, *key, *value, *hash;
 	__u32 v = 0;
@@ -159,6 +179,11 @@ static int parse_line(char *line, const char *origin, unsigned lineno, struct ns
 		return nsg_fail(EINVAL, "%s:%u: unknown key \"%.64s\" (known: %s)", origin, lineno,
 				key, known);
 	}
+	if (in_section && !section_key(key_names[k]))
+		return nsg_fail(EINVAL,
+				"%s:%u: %s is node-wide, not a [namespace] key: set it before the "
+				"first section",
+				origin, lineno, key_names[k]);
 	if (seen[k])
 		return nsg_fail(EINVAL, "%s:%u: %s is already set on line %u", origin, lineno,
 				key_names[k], seen[k]);
@@ -235,22 +260,241 @@ unsigned config_key_line(const struct nsguard_config *cfg, const char *key)
 	return 0;
 }
 
+bool config_namespace_valid(const char *ns)
+{
+	size_t n = strlen(ns);
+
+	if (n == 0 || n > CONFIG_NAMESPACE_MAX || ns[0] == '-' || ns[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((ns[i] >= 'a' && ns[i] <= 'z') || (ns[i] >= '0' && ns[i] <= '9') ||
+		      ns[i] == '-'))
+			return false;
+	return true;
+}
+
+/* '*' matches any run of characters, also none; nothing else is special. */
+static bool glob_match(const char *p, const char *s)
+{
+	const char *star = NULL, *retry = NULL;
+
+	while (*s) {
+		if (*p == '*') {
+			star = p++;
+			retry = s;
+		} else if (*p == *s) {
+			p++;
+			s++;
+		} else if (star) {
+			p = star + 1;
+			s = ++retry;
+		} else {
+			return false;
+		}
+	}
+	while (*p == '*')
+		p++;
+	return !*p;
+}
+
+int config_section_match(const struct nsguard_config *cfg, const char *ns, bool *by_glob)
+{
+	int glob = -1;
+
+	if (by_glob)
+		*by_glob = false;
+	if (!config_namespace_valid(ns))
+		return -1;
+	for (unsigned i = 0; i < cfg->n_sections; i++) {
+		const struct config_section *sec = &cfg->sections[i];
+
+		if (!sec->glob && strcmp(sec->pattern, ns) == 0)
+			return i;
+		if (sec->glob && glob < 0 && glob_match(sec->pattern, ns))
+			glob = i;
+	}
+	if (glob >= 0 && by_glob)
+		*by_glob = true;
+	return glob;
+}
+
+void config_section_apply(const struct nsguard_config *node, int idx, struct nsguard_config *out)
+{
+	const struct config_section *sec;
+
+	if (out != node)
+		*out = *node;
+	out->section = -1;
+	if (idx < 0 || (unsigned)idx >= node->n_sections)
+		return;
+	sec = &node->sections[idx];
+	out->section = idx;
+	out->default_mode = sec->default_mode;
+	out->allowed_modes = sec->allowed_modes;
+	out->max_depth = sec->max_depth;
+	out->default_err = sec->default_err;
+	out->max_count = sec->max_count;
+	for (int k = 0; k < KEY_COUNT; k++)
+		if (sec->key_line[k])
+			out->key_line[k] = sec->key_line[k];
+}
+
+const char *config_section_name(const struct nsguard_config *cfg, int idx, char *buf, size_t len)
+{
+	if (idx < 0 || (unsigned)idx >= cfg->n_sections)
+		snprintf(buf, len, "node");
+	else
+		snprintf(buf, len, "namespace:%s", cfg->sections[idx].pattern);
+	return buf;
+}
+
+/* An error at line: returned without report (fail closed), else reported and counted. */
+static int report_error(config_error_fn report, void *data, unsigned line, int err, int *errors)
+{
+	if (!report)
+		return err;
+	report(line, nsg_last_error(), data);
+	(*errors)++;
+	return 0;
+}
+
+/* "[namespace NAME]" (trimmed, comment gone) into sec. */
+static int parse_header(char *line, const char *origin, unsigned lineno,
+			const struct nsguard_config *c, struct config_section *sec)
+{
+	size_t n = strlen(line);
+	char *name;
+
+	if (n < 2 || line[n - 1] != ']' || strncmp(line + 1, "namespace", 9) != 0 ||
+	    (line[10] != ' ' && line[10] != '\t'))
+		return nsg_fail(EINVAL, "%s:%u: expected \"[namespace NAME]\"", origin, lineno);
+	line[n - 1] = '\0';
+	name = trim(line + 10);
+	n = strlen(name);
+	memset(sec, 0, sizeof(*sec));
+	sec->line = lineno;
+	sec->glob = strchr(name, '*') != NULL;
+	if (n == 0 || n > CONFIG_NAMESPACE_MAX || strstr(name, "**") ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-*") != n ||
+	    (!sec->glob && !config_namespace_valid(name)))
+		return nsg_fail(EINVAL,
+				"%s:%u: [namespace %.64s]: not a Kubernetes namespace (a DNS label "
+				"of 1..%d bytes a-z, 0-9, '-') or a glob of one with '*'",
+				origin, lineno, name, CONFIG_NAMESPACE_MAX);
+	for (unsigned i = 0; i < c->n_sections; i++)
+		if (strcmp(c->sections[i].pattern, name) == 0)
+			return nsg_fail(EINVAL, "%s:%u: [namespace %s] is already on line %u",
+					origin, lineno, name, c->sections[i].line);
+	if (c->n_sections >= CONFIG_SECTIONS_MAX)
+		return nsg_fail(EINVAL, "%s:%u: more than %d [namespace] sections", origin, lineno,
+				CONFIG_SECTIONS_MAX);
+	snprintf(sec->pattern, sizeof(sec->pattern), "%s", name);
+	return 0;
+}
+
+/* "line 3" or "built-in default" for the node's key k. */
+static const char *node_line(const struct nsguard_config *c, int k, char *buf, size_t len)
+{
+	if (c->key_line[k])
+		snprintf(buf, len, "line %u", c->key_line[k]);
+	else
+		snprintf(buf, len, "built-in default");
+	return buf;
+}
+
+/*
+ * The section parsed into s (the node's values, the section's keys laid
+ * over them) against the node c: never above the node's ceiling, and its
+ * default-mode among its allowed-modes.  Kept in c when sound.
+ */
+static int finish_section(struct nsguard_config *c, const struct nsguard_config *s,
+			  struct config_section *sec, const char *origin, config_error_fn report,
+			  void *data, int *errors)
+{
+	char have[64], node[64], where[32], num[16], num2[16];
+	int before = *errors, err;
+
+	memcpy(sec->key_line, s->key_line, sizeof(sec->key_line));
+	for (int k = 0; k < KEY_COUNT; k++)
+		if (sec->key_line[k] == c->key_line[k])
+			sec->key_line[k] = 0; /* the node's */
+	if (s->allowed_modes & ~c->allowed_modes) {
+		policy_modes_list(s->allowed_modes, have, sizeof(have));
+		policy_modes_list(c->allowed_modes, node, sizeof(node));
+		err = nsg_fail(EINVAL,
+			       "%s:%u: [namespace %s] allowed-modes %s exceeds the node's "
+			       "allowed-modes %s (%s)",
+			       origin, sec->key_line[KEY_ALLOWED_MODES], sec->pattern, have, node,
+			       node_line(c, KEY_ALLOWED_MODES, where, sizeof(where)));
+		if ((err = report_error(report, data, sec->key_line[KEY_ALLOWED_MODES], err, errors)))
+			return err;
+	}
+	if (s->max_depth > c->max_depth) {
+		err = nsg_fail(EINVAL,
+			       "%s:%u: [namespace %s] max-depth %u exceeds the node's max-depth %u "
+			       "(%s)",
+			       origin, sec->key_line[KEY_MAX_DEPTH], sec->pattern, s->max_depth,
+			       c->max_depth, node_line(c, KEY_MAX_DEPTH, where, sizeof(where)));
+		if ((err = report_error(report, data, sec->key_line[KEY_MAX_DEPTH], err, errors)))
+			return err;
+	}
+	if (s->max_count > c->max_count) {
+		const struct policy_field *f = &policy_fields[POLICY_MAX_COUNT];
+
+		err = nsg_fail(EINVAL,
+			       "%s:%u: [namespace %s] max-count %s exceeds the node's max-count %s "
+			       "(%s)",
+			       origin, sec->key_line[KEY_MAX_COUNT], sec->pattern,
+			       policy_field_show(f, s->max_count, num, sizeof(num)),
+			       policy_field_show(f, c->max_count, num2, sizeof(num2)),
+			       node_line(c, KEY_MAX_COUNT, where, sizeof(where)));
+		if ((err = report_error(report, data, sec->key_line[KEY_MAX_COUNT], err, errors)))
+			return err;
+	}
+	if (!(s->allowed_modes & (1u << s->default_mode))) {
+		unsigned at = sec->key_line[KEY_DEFAULT_MODE] ?: sec->key_line[KEY_ALLOWED_MODES];
+
+		err = nsg_fail(EINVAL,
+			       "%s:%u: [namespace %s] default-mode %s%s is not in its allowed-modes",
+			       origin, at, sec->pattern, policy_mode_name(s->default_mode),
+			       sec->key_line[KEY_DEFAULT_MODE] ? "" : " (the node's)");
+		if ((err = report_error(report, data, at, err, errors)))
+			return err;
+	}
+	if (*errors != before)
+		return 0;
+	sec->default_mode = s->default_mode;
+	sec->allowed_modes = s->allowed_modes;
+	sec->max_depth = s->max_depth;
+	sec->default_err = s->default_err;
+	sec->max_count = s->max_count;
+	c->sections[c->n_sections++] = *sec;
+	return 0;
+}
+
 /*
  * Without err, the first error ends the parse (what every command but check
  * wants: fail closed); with it, each error is reported and parsing goes on
- * at the next line.  Returns the number of errors, or -errno without err.
+ * at the next line.  Node keys come first; each "[namespace NAME]" line
+ * starts a section that lasts until the next one or the end of the file.
+ * Returns the number of errors, or -errno without err.
  */
 static int parse_text(const char *text, size_t len, const char *origin, config_error_fn report,
 		      void *data, struct nsguard_config *cfg)
 {
-	unsigned seen[KEY_COUNT] = { 0 };
-	struct nsguard_config c;
+	unsigned seen[KEY_COUNT] = { 0 }, sec_seen[KEY_COUNT] = { 0 };
+	cleanup_free struct nsguard_config *c = calloc(2, sizeof(*c));
+	struct nsguard_config *s = c ? c + 1 : NULL; /* the section being parsed */
+	struct config_section sec;
+	bool in_section = false, node_checked = false, bad;
 	unsigned lineno = 0;
 	size_t pos = 0;
 	int err = 0, errors = 0;
 
-	config_defaults(&c);
-	set_origin(&c, origin);
+	if (!c)
+		return nsg_fail(ENOMEM, "%s: out of memory", origin);
+	config_defaults(c);
+	set_origin(c, origin);
 	if (memchr(text, '\0', len)) {
 		err = nsg_fail(EINVAL, "%s: contains a NUL byte", origin);
 		if (!report)
@@ -258,36 +502,65 @@ static int parse_text(const char *text, size_t len, const char *origin, config_e
 		report(0, nsg_last_error(), data);
 		return 1;
 	}
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		cleanup_free char *line = strndup(text + pos, n);
+	for (;;) {
+		bool eof = pos >= len;
+		const char *nl = !eof ? memchr(text + pos, '\n', len - pos) : NULL;
+		size_t n = nl ? (size_t)(nl - (text + pos)) : eof ? 0 : len - pos;
+		cleanup_free char *line = !eof ? strndup(text + pos, n) : NULL;
+		char *hash, *t = NULL;
 
-		lineno++;
-		if (!line)
-			return nsg_fail(ENOMEM, "%s: out of memory", origin);
-		err = parse_line(line, origin, lineno, &c, seen);
-		if (err < 0 && !report)
-			return err;
-		if (err < 0) {
-			report(lineno, nsg_last_error(), data);
-			errors++;
-		}
 		pos += n + 1;
-	}
-	if (!(c.allowed_modes & (1u << c.default_mode))) {
-		/* Point at whichever of the two lines the administrator wrote. */
-		unsigned at = seen[KEY_DEFAULT_MODE] ? seen[KEY_DEFAULT_MODE] : seen[KEY_ALLOWED_MODES];
+		if (!eof && !line)
+			return nsg_fail(ENOMEM, "%s: out of memory", origin);
+		if (!eof) {
+			lineno++;
+			hash = strchr(line, '#');
+			if (hash)
+				*hash = '\0';
+			t = trim(line);
+			if (t[0] != '[') {
+				err = parse_line(t, origin, lineno, in_section ? s : c,
+						 in_section ? sec_seen : seen, in_section);
+				if (err < 0 && (err = report_error(report, data, lineno, err, &errors)))
+					return err;
+				continue;
+			}
+		}
+		/* A header or the end: the section before it is complete. */
+		if (in_section) {
+			err = finish_section(c, s, &sec, origin, report, data, &errors);
+			if (err)
+				return err;
+			in_section = false;
+		}
+		if (!node_checked && !(c->allowed_modes & (1u << c->default_mode))) {
+			/* Point at whichever of the two lines the administrator wrote. */
+			unsigned at = seen[KEY_DEFAULT_MODE] ? seen[KEY_DEFAULT_MODE]
+							     : seen[KEY_ALLOWED_MODES];
 
-		err = nsg_fail(EINVAL, "%s:%u: default-mode %s is not in allowed-modes", origin, at,
-			       policy_mode_name(c.default_mode));
-		if (!report)
+			err = nsg_fail(EINVAL, "%s:%u: default-mode %s is not in allowed-modes",
+				       origin, at, policy_mode_name(c->default_mode));
+			if ((err = report_error(report, data, at, err, &errors)))
+				return err;
+		}
+		node_checked = true;
+		if (eof)
+			break;
+		memset(&sec, 0, sizeof(sec));
+		err = parse_header(t, origin, lineno, c, &sec);
+		bad = err < 0;
+		if (bad && (err = report_error(report, data, lineno, err, &errors)))
 			return err;
-		report(at, nsg_last_error(), data);
-		errors++;
+		/* A bad header's keys are still checked, against the node's. */
+		*s = *c;
+		s->n_sections = 0;
+		memset(sec_seen, 0, sizeof(sec_seen));
+		in_section = true;
+		if (bad)
+			snprintf(sec.pattern, sizeof(sec.pattern), "?");
 	}
 	if (!errors)
-		*cfg = c;
+		*cfg = *c;
 	return errors;
 }
 

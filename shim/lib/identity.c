@@ -46,6 +46,7 @@ const char *identity_name(enum identity_field f)
 		[IDENT_NAMESPACE] = "namespace",
 		[IDENT_CONTAINER] = "container",
 		[IDENT_IMAGE] = "image",
+		[IDENT_SECTION] = "section",
 	};
 
 	return (unsigned)f < IDENT_COUNT ? names[f] : "?";
@@ -79,13 +80,18 @@ int identity_source_parse(const char *s, enum identity_source *src)
 	return -EINVAL;
 }
 
-/* The key of field f in family src (for warnings). */
-static const char *key_of(enum identity_source src, enum identity_field f)
+const char *identity_key(enum identity_source src, enum identity_field f)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(identity_keys); i++)
 		if (identity_keys[i].src == src && identity_keys[i].field == f)
 			return identity_keys[i].key;
-	return "?";
+	return NULL;
+}
+
+/* The key of field f in family src (for warnings). */
+static const char *key_of(enum identity_source src, enum identity_field f)
+{
+	return identity_key(src, f) ?: "?";
 }
 
 int identity_collect(struct pod_identity by_source[IDENT_SRC_NONE], const char *key,
@@ -120,6 +126,8 @@ const struct pod_identity *identity_pick(struct pod_identity by_source[IDENT_SRC
 static bool name_char(enum identity_field f, char c)
 {
 	if (f == IDENT_IMAGE && (c == '/' || c == ':' || c == '@'))
+		return true;
+	if (f == IDENT_SECTION && (c == ':' || c == '*'))
 		return true;
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '.' || c == '_' || c == '-';

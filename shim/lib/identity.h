@@ -2,16 +2,32 @@
 /*
  * Pod identity: pod name, namespace, container name and image, from the
  * annotations a Kubernetes CRI runtime passes (identity_keys[] in identity.c).  The
- * tenant controls annotations, so these are labels for humans only: never
- * used for a decision, sanitized, and a bad value is dropped or mended with
- * a warning, never a refusal.
+ * tenant controls annotations, so these are labels for humans, sanitized,
+ * and a bad value is dropped or mended with a warning, never a refusal.  The
+ * one decision made from them: the namespace of identity-source's family,
+ * which that runtime writes after the pod's annotations, picks a
+ * [namespace] section (policy_section_pick), and only when it is a DNS label
+ * that was not mended.
  */
 #ifndef NSGUARD_IDENTITY_H
 #define NSGUARD_IDENTITY_H
 
 #include <stdbool.h>
 
-enum identity_field { IDENT_POD, IDENT_NAMESPACE, IDENT_CONTAINER, IDENT_IMAGE, IDENT_COUNT };
+/*
+ * IDENT_SECTION is no annotation: the nsguard.conf section whose policy the
+ * container got ("node", "namespace:team-*"; #42), set by the hook from
+ * policy_resolve_pod, so records, status, monitor and metrics carry it
+ * beside the pod's labels.  No identity_keys[] row names it.
+ */
+enum identity_field {
+	IDENT_POD,
+	IDENT_NAMESPACE,
+	IDENT_CONTAINER,
+	IDENT_IMAGE,
+	IDENT_SECTION,
+	IDENT_COUNT
+};
 
 /*
  * The runtime whose keys name a pod (identity-source in nsguard.conf).  A
@@ -36,6 +52,8 @@ struct pod_identity {
 const char *identity_name(enum identity_field f);
 /* The field an annotation key carries, or -1; *src (may be NULL) its family. */
 int identity_field_of(const char *annotation_key, enum identity_source *src);
+/* The key family src writes for field f; NULL for IDENT_SRC_NONE. */
+const char *identity_key(enum identity_source src, enum identity_field f);
 /* "containerd", "cri-o", "none"; identity_source_parse: 0 or -EINVAL. */
 const char *identity_source_name(enum identity_source src);
 int identity_source_parse(const char *s, enum identity_source *src);

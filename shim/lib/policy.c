@@ -17,11 +17,13 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "log.h"
 #include "policy.h"
+#include "util.h"
 
 static const char *const mode_names[NSGUARD_MODE_COUNT] = {
 	[NSGUARD_MODE_NONE] = "none",
@@ -348,18 +350,99 @@ int policy_resolve(const struct nsguard_config *cfg, const struct oci_annotation
 	return policy_resolve_why(cfg, annotations, n, out, NULL);
 }
 
+void policy_section_pick(const struct nsguard_config *cfg,
+			 const struct pod_identity by_source[IDENT_SRC_NONE],
+			 struct policy_section_why *out)
+{
+	const struct pod_identity *id;
+	bool by_glob = false;
+
+	*out = (struct policy_section_why){ .section = -1, .reason = SECTION_NO_SOURCE };
+	out->key = identity_key(cfg->identity_source, IDENT_NAMESPACE);
+	if (!out->key)
+		return;
+	out->reason = SECTION_NO_KEY;
+	/* Only identity-source's family: the other is the pod's to write. */
+	id = by_source ? &by_source[cfg->identity_source] : NULL;
+	out->value = id ? id->v[IDENT_NAMESPACE] : NULL;
+	if (!out->value)
+		return;
+	/* Mended ('?' for a byte, cut at IDENTITY_MAX): not the name it was. */
+	out->reason = SECTION_UNTRUSTED;
+	if (id->mended[IDENT_NAMESPACE] || !config_namespace_valid(out->value))
+		return;
+	out->section = config_section_match(cfg, out->value, &by_glob);
+	out->reason = out->section < 0 ? SECTION_NO_MATCH : by_glob ? SECTION_GLOB : SECTION_EXACT;
+}
+
+void policy_section_explain(const struct nsguard_config *cfg, const struct policy_section_why *w,
+			    char *buf, size_t len)
+{
+	const struct config_section *sec = w->section >= 0 ? &cfg->sections[w->section] : NULL;
+	char q[QUOTE_MAX + 16];
+
+	switch (w->reason) {
+	case SECTION_NO_SOURCE:
+		snprintf(buf, len, "node: identity-source is none, no key names a namespace");
+		break;
+	case SECTION_NO_KEY:
+		snprintf(buf, len, "node: no %s annotation (identity-source %s)", w->key,
+			 identity_source_name(cfg->identity_source));
+		break;
+	case SECTION_UNTRUSTED:
+		snprintf(buf, len,
+			 "node: %s=\"%s\" is not a Kubernetes namespace (a DNS label of 1..%d "
+			 "bytes a-z, 0-9, '-'), so it names no section",
+			 w->key, quote(w->value, q, sizeof(q)), CONFIG_NAMESPACE_MAX);
+		break;
+	case SECTION_NO_MATCH:
+		snprintf(buf, len, "node: no [namespace] section matches %s (%s)", w->value, w->key);
+		break;
+	case SECTION_EXACT:
+	case SECTION_GLOB:
+		snprintf(buf, len, "namespace:%s: namespace %s (%s) matches %s[namespace %s] (line %u)%s",
+			 sec->pattern, w->value, w->key, w->reason == SECTION_EXACT ? "" : "the glob ",
+			 sec->pattern, sec->line,
+			 w->reason == SECTION_GLOB ? ", the first glob that does, and no section "
+						     "names it exactly"
+						   : "");
+		break;
+	}
+}
+
 int policy_resolve_why(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
 		       size_t n, struct nsguard_policy *out, struct policy_why *why)
 {
+	return policy_resolve_pod(cfg, NULL, annotations, n, out, why);
+}
+
+int policy_resolve_pod(const struct nsguard_config *node,
+		       const struct pod_identity by_source[IDENT_SRC_NONE],
+		       const struct oci_annotation *annotations, size_t n,
+		       struct nsguard_policy *out, struct policy_why *why)
+{
 	struct policy_why unused;
-	struct policy_resolution r = { .cfg = cfg,
-				       .origin = cfg->origin[0] ? cfg->origin : "nsguard.conf" };
+	cleanup_free struct nsguard_config *cfg = malloc(sizeof(*cfg));
+	struct policy_resolution r = { .origin = node->origin[0] ? node->origin : "nsguard.conf" };
+	char origin[sizeof(node->origin) + 128];
 	char q[QUOTE_MAX + 16], known[256];
 	const struct policy_field *f;
 	size_t i;
 	__u32 v;
 	int err;
 
+	if (!cfg)
+		return nsg_fail(ENOMEM, "out of memory");
+	why = why ?: &unused;
+	memset(why, 0, sizeof(*why));
+	policy_section_pick(node, by_source, &why->section);
+	config_section_apply(node, why->section.section, cfg);
+	r.cfg = cfg;
+	if (cfg->section >= 0) {
+		snprintf(origin, sizeof(origin), "%s, [namespace %s] on line %u", r.origin,
+			 cfg->sections[cfg->section].pattern, cfg->sections[cfg->section].line);
+		r.origin = origin;
+	}
 	for (i = 0; i < n; i++) {
 		const char *key = annotations[i].key;
 
@@ -376,8 +459,6 @@ int policy_resolve_why(const struct nsguard_config *cfg, const struct oci_annota
 		r.given[f - policy_fields] = annotations[i].value;
 	}
 
-	why = why ?: &unused;
-	memset(why, 0, sizeof(*why));
 	for (i = 0; i < POLICY_FIELD_COUNT; i++) {
 		const char *value = r.given[i];
 

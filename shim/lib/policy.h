@@ -87,13 +87,53 @@ enum policy_source {
 	POLICY_FROM_ANNOTATION, /* the annotation, within the config's limit_key */
 	POLICY_FROM_DENY, /* 0: mode deny allows no nesting */
 };
+/* Why a section applies (policy_section_pick). */
+enum policy_section_reason {
+	SECTION_NO_SOURCE, /* identity-source none: no key names a namespace */
+	SECTION_NO_KEY, /* the runtime's namespace key is absent */
+	SECTION_UNTRUSTED, /* its value is not a DNS label (empty, long, mended, glob-like) */
+	SECTION_NO_MATCH, /* a namespace no section names */
+	SECTION_EXACT, /* [namespace NAME] */
+	SECTION_GLOB, /* the first [namespace GLOB] that matches */
+};
+struct policy_section_why {
+	int section; /* index into cfg->sections, -1: the node's own keys */
+	enum policy_section_reason reason;
+	const char *key; /* the namespace key read (identity-source's), or NULL */
+	const char *value; /* its value (identity_sanitize'd), or NULL */
+};
+/*
+ * The one place that decides which [namespace] section applies: the
+ * namespace is read only from the key identity-source's runtime writes
+ * itself (after the pod's annotations, so its value wins), never from a
+ * fallback; a value that is not a DNS label names no section.
+ */
+void policy_section_pick(const struct nsguard_config *cfg,
+			 const struct pod_identity by_source[IDENT_SRC_NONE],
+			 struct policy_section_why *out);
+/* A sentence for explain: "namespace ci-builders: [namespace ci-*] (line 9), ..." */
+void policy_section_explain(const struct nsguard_config *cfg, const struct policy_section_why *w,
+			    char *buf, size_t len);
+
 struct policy_why {
+	struct policy_section_why section;
 	enum policy_source source[POLICY_FIELD_COUNT];
 	const char *value[POLICY_FIELD_COUNT]; /* the annotation's, for FROM_ANNOTATION */
 };
-/* policy_resolve, saying in *why where each field came from. */
+/* policy_resolve, saying in *why where each field came from (no pod: the
+ * node's keys, no section). */
 int policy_resolve_why(const struct nsguard_config *cfg, const struct oci_annotation *annotations,
 		       size_t n, struct nsguard_policy *out, struct policy_why *why);
+/*
+ * The same for a pod: by_source (struct oci_state's identity; NULL: none)
+ * names its namespace, which picks the [namespace] section whose keys
+ * apply (policy_section_pick; config_section_apply gives its config).  The
+ * hook and explain resolve through this.  why may be NULL.
+ */
+int policy_resolve_pod(const struct nsguard_config *cfg,
+		       const struct pod_identity by_source[IDENT_SRC_NONE],
+		       const struct oci_annotation *annotations, size_t n,
+		       struct nsguard_policy *out, struct policy_why *why);
 
 /* The value as status shows it: show()'s name, or the number in buf. */
 const char *policy_field_show(const struct policy_field *f, __u32 v, char *buf, size_t len);

@@ -145,3 +145,76 @@ cp "$t/example.conf" "$t/bundle/rel.conf"
 rc=$? out=$(cat "$t/out") err=$(cat "$t/err")
 ok hook-relative-config "a hook takes a relative --config" \
 	eval '[ "$rc" = 1 ] && [[ $err == "nsguard: --config rel.conf is relative: a hook runs in the container'"'"'s bundle; give the config'"'"'s absolute path" ]]'
+
+# [namespace] sections (#42): check reports them, refuses one above the node's
+# ceiling at FILE:LINE, and explain says which applied and why.
+cat >"$t/ns.conf" <<'CONF'
+max-depth = 4
+[namespace ci-builders]
+default-mode = allow
+max-depth = 2
+[namespace ci-*]
+default-mode = audit
+CONF
+sed 's/^max-depth = 4$/max-depth = 4\nidentity-source = cri-o/' "$t/ns.conf" >"$t/ns-crio.conf"
+printf 'max-depth = 2\n[namespace ci-builders]\nmax-depth = 3\nfail-mode = open\n' >"$t/ns-bad.conf"
+chmod 644 "$t"/ns*.conf
+run "$NSGUARD" check --config "$t/ns.conf"
+ok check-sections "want both sections with their lines and keys" eval \
+	'[ "$rc" = 0 ] && has "[namespace ci-builders] line 2: default-mode allow" && has "[namespace ci-*] line 5 (glob): default-mode audit"'
+run "$NSGUARD" check --config "$t/ns.conf" --json
+ok check-sections-json "want sections in --json, node first" eval \
+	'[ "$rc" = 0 ] && jqt ".config.sections | map(.name) == [\"node\", \"namespace:ci-builders\", \"namespace:ci-*\"]"'
+run "$NSGUARD" check --config "$t/ns-bad.conf"
+ok check-section-above-node "want FILE:LINE for the ceiling and the node-wide key, exit 1" eval \
+	'[ "$rc" = 1 ] && has "$t/ns-bad.conf:3: [namespace ci-builders] max-depth 3 exceeds the node'"'"'s max-depth 2 (line 1)" && has "$t/ns-bad.conf:4: fail-mode is node-wide" && has "2 errors"'
+
+CRI=io.kubernetes.cri.sandbox-namespace
+run "$NSGUARD" explain --config "$t/ns.conf" --annotation "$CRI=ci-builders" --json
+ok explain-section-exact "want ci-builders' section, its default and its max-depth line" eval \
+	'[ "$rc" = 0 ] && jqt ".section.name == \"namespace:ci-builders\" and .section.line == 2 and .policy.mode == \"allow\" and .policy.max_depth == 2 and .why.max_depth.config_line == 4"'
+run "$NSGUARD" explain --config "$t/ns.conf" --annotation "$CRI=ci-x"
+ok explain-section-glob "want the glob, named as the reason" eval \
+	'[ "$rc" = 0 ] && has "section: namespace:ci-*: namespace ci-x ($CRI) matches the glob [namespace ci-*] (line 5)"'
+run "$NSGUARD" explain --config "$t/ns.conf" --annotation "$CRI=ci-builders" --annotation nsguard.io/userns.max-depth=3
+ok explain-section-ceiling "an annotation beyond the section's max-depth is refused, naming the section" eval \
+	'[ "$rc" = 1 ] && [[ $err == *"max-depth 2 ($t/ns.conf, [namespace ci-builders] on line 2)"* ]]'
+# Names nsguard does not trust get the node's section, whatever a glob says.
+long=ci-$(printf 'a%.0s' {1..61})
+for ns in 'ci-*' 'ci-?' "$long" 'CI-builders' 'ci-b\u00e9'; do
+	run "$NSGUARD" explain --config "$t/ns.conf" --annotation "$CRI=$ns" --json
+	ok "explain-section-untrusted-${ns:0:6}" "want the node's section for \"$ns\"" eval \
+		'[ "$rc" = 0 ] && jqt ".section.name == \"node\" and .policy.mode == \"deny\" and (.section.text | test(\"not a Kubernetes namespace\"))"'
+done
+run "$NSGUARD" explain --config "$t/ns.conf" --annotation "$CRI=" --json
+ok explain-section-empty "an empty namespace is none: the node's section" eval \
+	'[ "$rc" = 0 ] && jqt ".section.name == \"node\" and .policy.mode == \"deny\""'
+run "$NSGUARD" explain --config "$t/ns.conf" --annotation "$CRI=${long:0:63}" --json
+ok explain-section-63 "63 bytes are a namespace the glob takes" eval \
+	'[ "$rc" = 0 ] && jqt ".section.name == \"namespace:ci-*\""'
+# containerd: io.kubernetes.pod.namespace is the pod's to write.
+run "$NSGUARD" explain --config "$t/ns.conf" --annotation io.kubernetes.pod.namespace=ci-builders --json
+ok explain-section-containerd-forged "want the node's section" eval \
+	'[ "$rc" = 0 ] && jqt ".section.name == \"node\" and .policy.mode == \"deny\""'
+
+# CRI-O's spec as it writes it: the pod's annotations first (forged keys),
+# then CRI-O's own, then the kubelet's io.kubernetes.pod.namespace last.
+mkdir -p "$t/crio"
+cat >"$t/crio/config.json" <<'JSON'
+{"ociVersion":"1.0.2","annotations":{
+ "io.kubernetes.cri.sandbox-namespace":"ci-builders",
+ "io.kubernetes.cri-o.Namespace":"ci-builders",
+ "io.kubernetes.cri-o.ContainerType":"container",
+ "io.kubernetes.cri-o.Name":"k8s_app_web_default_0",
+ "io.kubernetes.pod.name":"web",
+ "io.kubernetes.container.name":"app",
+ "io.kubernetes.pod.namespace":"default"}}
+JSON
+chmod -R a+rX "$t/crio"
+run "$NSGUARD" explain --config "$t/ns-crio.conf" --bundle "$t/crio" --json
+ok explain-crio-forged "identity-source cri-o: forged cri-o.Namespace and cri.* keys get nothing" eval \
+	'[ "$rc" = 0 ] && jqt ".section.name == \"node\" and .section.namespace == \"default\" and .section.key == \"io.kubernetes.pod.namespace\" and .policy.mode == \"deny\""'
+sed -i 's/"io.kubernetes.pod.namespace":"default"/"io.kubernetes.pod.namespace":"ci-builders"/' "$t/crio/config.json"
+run "$NSGUARD" explain --config "$t/ns-crio.conf" --bundle "$t/crio" --json
+ok explain-crio-kubelet-key "the kubelet's key picks the section" eval \
+	'[ "$rc" = 0 ] && jqt ".section.name == \"namespace:ci-builders\" and .policy.mode == \"allow\""'

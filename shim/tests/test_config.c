@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -201,6 +202,40 @@ static const struct bad_row bad[] = {
 	{ "builtin-default-not-allowed", "\nallowed-modes = audit",
 	  "test.conf:2: default-mode deny is not in allowed-modes" },
 	{ "error-after-crlf", "errno = EPERM\r\nbogus = 1\r\n", "test.conf:2: unknown key" },
+	/* [namespace] sections (#42) */
+	{ "section-header", "[ci-builders]", "test.conf:1: expected \"[namespace NAME]\"" },
+	{ "section-header-unclosed", "[namespace ci", "test.conf:1: expected \"[namespace NAME]\"" },
+	{ "section-empty-name", "[namespace ]", "test.conf:1: [namespace ]: not a Kubernetes namespace" },
+	{ "section-upper", "[namespace CI]", "test.conf:1: [namespace CI]: not a Kubernetes namespace" },
+	{ "section-dot", "[namespace a.b]", "test.conf:1: [namespace a.b]: not a Kubernetes" },
+	{ "section-leading-dash", "[namespace -a]", "test.conf:1: [namespace -a]: not" },
+	{ "section-question", "[namespace team-?]", "test.conf:1: [namespace team-?]: not" },
+	{ "section-double-star", "[namespace team-**]", "test.conf:1: [namespace team-**]: not" },
+	{ "section-64", "[namespace aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]",
+	  "test.conf:1: [namespace aaaa" },
+	{ "section-twice", "[namespace a]\n[namespace b]\n[namespace a]",
+	  "test.conf:3: [namespace a] is already on line 1" },
+	{ "section-node-key", "[namespace a]\nfail-mode = closed",
+	  "test.conf:2: fail-mode is node-wide, not a [namespace] key" },
+	{ "section-identity-source", "[namespace a]\nidentity-source = cri-o",
+	  "test.conf:2: identity-source is node-wide" },
+	{ "section-key-twice", "[namespace a]\nmax-depth = 1\nmax-depth = 2",
+	  "test.conf:3: max-depth is already set on line 2" },
+	{ "section-modes-above-node", "allowed-modes = deny, audit\n[namespace a]\nallowed-modes = allow",
+	  "test.conf:3: [namespace a] allowed-modes allow exceeds the node's allowed-modes deny, audit (line 1)" },
+	{ "section-learn-above-builtin", "[namespace a]\nallowed-modes = deny, learn",
+	  "test.conf:2: [namespace a] allowed-modes deny, learn exceeds the node's allowed-modes deny, audit, allow (built-in default)" },
+	{ "section-depth-above-node", "max-depth = 2\n[namespace a]\nmax-depth = 3",
+	  "test.conf:3: [namespace a] max-depth 3 exceeds the node's max-depth 2 (line 1)" },
+	{ "section-count-above-node", "max-count = 5\n[namespace a]\nmax-count = unlimited",
+	  "test.conf:3: [namespace a] max-count unlimited exceeds the node's max-count 5 (line 1)" },
+	{ "section-default-outside", "[namespace a]\nallowed-modes = audit",
+	  "test.conf:2: [namespace a] default-mode deny (the node's) is not in its allowed-modes" },
+	{ "section-default-own-outside", "[namespace a]\nallowed-modes = deny\ndefault-mode = allow",
+	  "test.conf:3: [namespace a] default-mode allow is not in its allowed-modes" },
+	{ "section-bad-value", "[namespace a]\nmax-depth = 99", "test.conf:2: max-depth \"99\"" },
+	{ "node-default-before-section", "default-mode = allow\nallowed-modes = deny\n[namespace a]",
+	  "test.conf:1: default-mode allow is not in allowed-modes" },
 };
 
 static void check_bad(const struct bad_row *r)
@@ -344,6 +379,111 @@ static void t_check_file(void)
 	ASSERT_SUBSTR("/nonexistent/nsguard.conf", e.msg[0]);
 }
 
+static void t_sections(void)
+{
+	static const char text[] = "max-depth = 4\n"
+				   "allowed-modes = deny, audit, allow\n"
+				   "[namespace ci-builders]   # exact\n"
+				   "default-mode = allow\n"
+				   "max-depth = 2\n"
+				   "\n"
+				   "[namespace ci-*]\n"
+				   "default-mode = audit\n"
+				   "errno = ENOSPC\n"
+				   "[namespace *-builders]\n"
+				   "allowed-modes = deny\n"
+				   "[namespace staging]\n";
+	struct nsguard_config c, eff;
+	bool glob = true;
+	char name[80];
+
+	ASSERT_OK(config_parse(text, strlen(text), "t.conf", &c));
+	ASSERT_EQ(4, c.n_sections);
+	ASSERT_STREQ("ci-builders", c.sections[0].pattern);
+	ASSERT_TRUE(!c.sections[0].glob);
+	ASSERT_EQ(3, c.sections[0].line);
+	ASSERT_TRUE(c.sections[1].glob);
+	/* The node keeps its own values. */
+	ASSERT_EQ(NSGUARD_MODE_DENY, c.default_mode);
+	ASSERT_EQ(4, c.max_depth);
+	ASSERT_EQ(-1, c.section);
+
+	/* Exact beats glob, wherever it stands in the file. */
+	ASSERT_EQ(0, config_section_match(&c, "ci-builders", &glob));
+	ASSERT_TRUE(!glob);
+	/* Among globs, the first in the file: ci-* before *-builders. */
+	ASSERT_EQ(1, config_section_match(&c, "ci-x-builders", &glob));
+	ASSERT_TRUE(glob);
+	ASSERT_EQ(2, config_section_match(&c, "web-builders", &glob));
+	ASSERT_EQ(1, config_section_match(&c, "ci-", NULL) < 0 ? 1 : 0); /* not a DNS label */
+	ASSERT_EQ(1, config_section_match(&c, "ci-1", NULL));
+	ASSERT_EQ(3, config_section_match(&c, "staging", NULL));
+	ASSERT_EQ(-1, config_section_match(&c, "stagin", NULL));
+	ASSERT_EQ(-1, config_section_match(&c, "default", &glob));
+	ASSERT_TRUE(!glob);
+	/* Names nsguard does not trust name no section, not even a glob's. */
+	ASSERT_EQ(-1, config_section_match(&c, "ci-*", NULL));
+	ASSERT_EQ(-1, config_section_match(&c, "ci-?", NULL));
+	ASSERT_EQ(-1, config_section_match(&c, "CI-builders", NULL));
+	ASSERT_EQ(-1, config_section_match(&c, "", NULL));
+	/* 63 bytes match ci-*; 64 bytes are no Kubernetes namespace. */
+	memset(name, 'a', 64);
+	memcpy(name, "ci-", 3);
+	name[64] = '\0';
+	ASSERT_EQ(-1, config_section_match(&c, name, NULL));
+	name[63] = '\0';
+	ASSERT_EQ(1, config_section_match(&c, name, NULL));
+
+	/* A section: its keys over the node's, their lines for explain. */
+	config_section_apply(&c, 0, &eff);
+	ASSERT_EQ(0, eff.section);
+	ASSERT_EQ(NSGUARD_MODE_ALLOW, eff.default_mode);
+	ASSERT_EQ(2, eff.max_depth);
+	ASSERT_EQ(5, config_key_line(&eff, "max-depth"));
+	ASSERT_EQ(2, config_key_line(&eff, "allowed-modes"));
+	config_section_apply(&c, 1, &eff);
+	ASSERT_EQ(NSGUARD_MODE_AUDIT, eff.default_mode);
+	ASSERT_EQ(ENOSPC, eff.default_err);
+	ASSERT_EQ(4, eff.max_depth);
+	ASSERT_EQ(1, config_key_line(&eff, "max-depth"));
+	config_section_apply(&c, 2, &eff);
+	ASSERT_EQ(M(DENY), eff.allowed_modes);
+	config_section_apply(&c, -1, &eff);
+	ASSERT_EQ(NSGUARD_MODE_DENY, eff.default_mode);
+	ASSERT_STREQ("node", config_section_name(&c, -1, name, sizeof(name)));
+	ASSERT_STREQ("namespace:ci-*", config_section_name(&c, 1, name, sizeof(name)));
+
+	/* A section under a tighter node may equal it. */
+	{
+		static const char t2[] = "max-count = 3\n[namespace a]\nmax-count = 3\n";
+
+		ASSERT_OK(config_parse(t2, strlen(t2), "t.conf", &c));
+	}
+	ASSERT_EQ(3, c.sections[0].max_count);
+}
+
+static void t_section_errors(void)
+{
+	static const char text[] = "max-depth = 2\n"
+				   "[namespace a]\n"
+				   "max-depth = 3\n"
+				   "runtime = /bin/true\n"
+				   "[namespace A]\n"
+				   "max-depth = 9\n";
+	struct nsguard_config c;
+	struct errs e = { 0 };
+
+	ASSERT_EQ(4, config_parse_all(text, strlen(text), "t.conf", collect, &e, &c));
+	ASSERT_EQ(4, e.line[0]);
+	ASSERT_SUBSTR("runtime is node-wide", e.msg[0]);
+	ASSERT_EQ(3, e.line[1]);
+	ASSERT_SUBSTR("t.conf:3: [namespace a] max-depth 3 exceeds", e.msg[1]);
+	ASSERT_EQ(5, e.line[2]);
+	ASSERT_SUBSTR("[namespace A]: not a Kubernetes namespace", e.msg[2]);
+	ASSERT_EQ(6, e.line[3]);
+	ASSERT_SUBSTR("max-depth 9 exceeds", e.msg[3]);
+}
+
 void suite_config(void)
 {
 	char name[128];
@@ -367,4 +507,6 @@ void suite_config(void)
 	TEST_CASE("config", "load", t_load);
 	TEST_CASE("config", "check-every-error", t_all_errors);
 	TEST_CASE("config", "check-missing-file", t_check_file);
+	TEST_CASE("config", "sections", t_sections);
+	TEST_CASE("config", "section-errors", t_section_errors);
 }

@@ -238,11 +238,11 @@ static void t_metrics(void)
 	ASSERT_SUBSTR("# TYPE nsguard_decisions_total counter\nnsguard_decisions_total 9\n", s);
 	ASSERT_SUBSTR("nsguard_events_dropped_total 4\n", s);
 	ASSERT_SUBSTR("nsguard_userns_decisions_total{id=\"a\",pod=\"web-0\",namespace=\"sh\\\"op\","
-		      "container=\"\",image=\"\",mode=\"deny\",action=\"denied\"} 18446744073709551615\n", s);
-	ASSERT_SUBSTR("nsguard_userns_decisions_total{id=\"b\",pod=\"\",namespace=\"\",container=\"\",image=\"\","
+		      "container=\"\",image=\"\",section=\"\",mode=\"deny\",action=\"denied\"} 18446744073709551615\n", s);
+	ASSERT_SUBSTR("nsguard_userns_decisions_total{id=\"b\",pod=\"\",namespace=\"\",container=\"\",image=\"\",section=\"\","
 		      "mode=\"audit\",action=\"audited\"} 0\n", s);
 	ASSERT_SUBSTR("nsguard_container_events_dropped_total{id=\"a\",pod=\"web-0\","
-		      "namespace=\"sh\\\"op\",container=\"\",image=\"\"} 4\n", s);
+		      "namespace=\"sh\\\"op\",container=\"\",image=\"\",section=\"\"} 4\n", s);
 	/* One HELP and TYPE per family. */
 	ASSERT_TRUE(strstr(strstr(s, "# TYPE nsguard_userns_decisions_total") + 1,
 			   "# TYPE nsguard_userns_decisions_total") == NULL);

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
 #include "policy.h"
 #include "test.h"
 #include "util.h"
@@ -296,6 +298,128 @@ static void t_why(void)
 	ASSERT_MSG("exceeds the administrator's max-depth 1");
 }
 
+/* The pod's identity, as the state parser collects it (oci.c). */
+static void pod(struct pod_identity by[IDENT_SRC_NONE], size_t n, const char *const kv[][2])
+{
+	for (int i = 0; i < IDENT_SRC_NONE; i++)
+		identity_free(&by[i]);
+	for (size_t i = 0; i < n; i++)
+		ASSERT_OK(identity_collect(by, kv[i][0], kv[i][1]));
+}
+
+#define CRI_NS "io.kubernetes.cri.sandbox-namespace"
+#define CRIO_NS "io.kubernetes.pod.namespace"
+
+/* The section follows identity-source's namespace key only (#42). */
+static void t_sections(void)
+{
+	static const char text[] = "max-depth = 4\n"
+				   "[namespace ci-builders]\n"
+				   "default-mode = allow\n"
+				   "max-depth = 2\n"
+				   "[namespace team-*]\n"
+				   "default-mode = audit\n"
+				   "max-depth = 1\n";
+	struct pod_identity by[IDENT_SRC_NONE] = { 0 };
+	struct oci_annotation a[1] = { { DEPTH, "3" } };
+	struct nsguard_policy pol = { 0 };
+	struct nsguard_config cfg;
+	struct policy_why why;
+	char long_ns[300], text_why[512];
+
+	ASSERT_OK(config_parse(text, strlen(text), "t.conf", &cfg));
+	pod(by, 1, (const char *const[][2]){ { CRI_NS, "ci-builders" } });
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(0, why.section.section);
+	ASSERT_EQ(SECTION_EXACT, why.section.reason);
+	ASSERT_EQ(ALLOW, pol.mode);
+	ASSERT_EQ(2, pol.max_depth);
+	policy_section_explain(&cfg, &why.section, text_why, sizeof(text_why));
+	ASSERT_SUBSTR("matches [namespace ci-builders] (line 2)", text_why);
+	/* Without the pod, the node's keys. */
+	ASSERT_OK(policy_resolve_why(&cfg, NULL, 0, &pol, &why));
+	ASSERT_EQ(DENY, pol.mode);
+
+	/* The section's ceiling holds for annotations. */
+	ASSERT_ERR(-EPERM, policy_resolve_pod(&cfg, by, a, 1, &pol, NULL));
+	ASSERT_MSG("exceeds the administrator's max-depth 2");
+
+	pod(by, 1, (const char *const[][2]){ { CRI_NS, "team-red" } });
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(SECTION_GLOB, why.section.reason);
+	ASSERT_EQ(AUDIT, pol.mode);
+	ASSERT_EQ(1, pol.max_depth);
+
+	/* CRI-O's spec: the pod's own io.kubernetes.cri.* key is ignored. */
+	cfg.identity_source = IDENT_SRC_CRIO;
+	pod(by, 3, (const char *const[][2]){ { CRI_NS, "ci-builders" },
+					     { "io.kubernetes.cri-o.Namespace", "ci-builders" },
+					     { CRIO_NS, "default" } });
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(-1, why.section.section);
+	ASSERT_EQ(SECTION_NO_MATCH, why.section.reason);
+	ASSERT_STREQ(CRIO_NS, why.section.key);
+	ASSERT_EQ(DENY, pol.mode);
+	/* ... and without the kubelet's key, nothing else stands in. */
+	pod(by, 2, (const char *const[][2]){ { CRI_NS, "ci-builders" },
+					     { "io.kubernetes.cri-o.Namespace", "ci-builders" } });
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(SECTION_NO_KEY, why.section.reason);
+	ASSERT_EQ(DENY, pol.mode);
+	pod(by, 1, (const char *const[][2]){ { CRIO_NS, "ci-builders" } });
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(0, why.section.section);
+
+	/* containerd: io.kubernetes.pod.namespace is the pod's to write. */
+	cfg.identity_source = IDENT_SRC_CONTAINERD;
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(SECTION_NO_KEY, why.section.reason);
+	ASSERT_EQ(DENY, pol.mode);
+
+	/* identity-source none: no section ever. */
+	cfg.identity_source = IDENT_SRC_NONE;
+	pod(by, 1, (const char *const[][2]){ { CRI_NS, "ci-builders" } });
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(SECTION_NO_SOURCE, why.section.reason);
+	ASSERT_EQ(DENY, pol.mode);
+
+	/* Untrusted values: glob-like, mended, long: the node's. */
+	cfg.identity_source = IDENT_SRC_CONTAINERD;
+	memset(long_ns, 'a', sizeof(long_ns) - 1);
+	memcpy(long_ns, "team-", 5);
+	long_ns[64] = '\0';
+	{
+		const char *bad[] = { "team-*", "team-?", "*", long_ns, "team-red\n", "team-r d",
+				      "Team-red", "team-red.", "team_red", "team-r\xc3\xa9" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+			pod(by, 1, (const char *const[][2]){ { CRI_NS, bad[i] } });
+			ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+			ASSERT_EQ(-1, why.section.section);
+			ASSERT_EQ(SECTION_UNTRUSTED, why.section.reason);
+			ASSERT_EQ(DENY, pol.mode);
+		}
+	}
+	/* Longer than identity.c keeps: cut, so mended. */
+	long_ns[64] = 'a';
+	long_ns[299] = '\0';
+	pod(by, 1, (const char *const[][2]){ { CRI_NS, long_ns } });
+	ASSERT_TRUE(by[IDENT_SRC_CONTAINERD].mended[IDENT_NAMESPACE]);
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(SECTION_UNTRUSTED, why.section.reason);
+	/* Empty: no namespace at all. */
+	pod(by, 1, (const char *const[][2]){ { CRI_NS, "" } });
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(SECTION_NO_KEY, why.section.reason);
+	ASSERT_EQ(DENY, pol.mode);
+	/* 63 bytes are a namespace. */
+	long_ns[63] = '\0';
+	pod(by, 1, (const char *const[][2]){ { CRI_NS, long_ns } });
+	ASSERT_OK(policy_resolve_pod(&cfg, by, NULL, 0, &pol, &why));
+	ASSERT_EQ(1, why.section.section);
+	pod(by, 0, NULL);
+}
+
 void suite_policy(void)
 {
 	size_t i;
@@ -304,6 +428,7 @@ void suite_policy(void)
 		TEST_CASE("policy", rows[i].name, check_row, &rows[i]);
 	TEST_CASE("policy", "names", t_names);
 	TEST_CASE("policy", "why", t_why);
+	TEST_CASE("policy", "sections", t_sections);
 	TEST_CASE("policy", "depth-parse", t_depth_parse);
 	TEST_CASE("policy", "long-value-cut", t_long_value_cut);
 	for (i = 0; i < ARRAY_SIZE(count_rows); i++)

@@ -277,7 +277,10 @@ static void t_invalid_fields(void)
 static void t_identity(void)
 {
 	struct nsguard_record in = sample("pod1", 9), out;
-	struct pod_identity id = { .v = { (char *)"web-0", (char *)"shop", (char *)"nginx" } };
+	struct pod_identity id = { .v = { [IDENT_POD] = (char *)"web-0",
+					  [IDENT_NAMESPACE] = (char *)"shop",
+					  [IDENT_CONTAINER] = (char *)"nginx",
+					  [IDENT_SECTION] = (char *)"namespace:team-*" } };
 	char path[256], buf[4096];
 	FILE *f;
 	size_t n;
@@ -288,6 +291,7 @@ static void t_identity(void)
 	ASSERT_STREQ("web-0", out.identity.v[IDENT_POD]);
 	ASSERT_STREQ("shop", out.identity.v[IDENT_NAMESPACE]);
 	ASSERT_STREQ("nginx", out.identity.v[IDENT_CONTAINER]);
+	ASSERT_STREQ("namespace:team-*", out.identity.v[IDENT_SECTION]);
 	record_free(&out);
 	ASSERT_TRUE(out.identity.v[IDENT_POD] == NULL);
 
@@ -300,7 +304,8 @@ static void t_identity(void)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	ASSERT_TRUE(strstr(buf, "\"pod\"") == NULL && strstr(buf, "\"namespace\"") == NULL);
+	ASSERT_TRUE(strstr(buf, "\"pod\"") == NULL && strstr(buf, "\"namespace\"") == NULL &&
+		    strstr(buf, "\"section\"") == NULL);
 	ASSERT_OK(record_read(recdir, "old", &out));
 	ASSERT_TRUE(identity_empty(&out.identity));
 	record_free(&out);
