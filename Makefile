@@ -77,6 +77,8 @@ help:
 	@echo 'make uninstall  the same PREFIX and DESTDIR (run nsguard unload first)'
 	@echo 'make dist       build/nsguard-VERSION.tar.gz: the tracked files and .tarball-version'
 	@echo 'make deb        the Debian package, into build/deb/ (debhelper, lintian)'
+	@echo 'make image      the OCI image, build/image/oci and build/nsguard-image-VERSION.tar'
+	@echo '                (ctr images import, podman load); prints its digest'
 	@echo 'V=1 shows every command.'
 
 deps:
@@ -120,6 +122,7 @@ include integration/kselftest.mk
 include integration/bench.mk
 include man/man.mk
 include integration/lint.mk
+include image/image.mk
 
 # make check: every part writes PASS:/FAIL:/SKIP: lines to $(RESULTS)/<part>.log;
 # integration/summarize counts them and prints the closing line.  Parts that do
@@ -159,7 +162,7 @@ CHECK_HOST_PARTS := check-unit check-lint
 CHECK_PARTS := check-kernel-6.12 check-clients-runc check-clients-node check-guest check-guest-6.12 \
 	check-concurrency check-clients-cri check-kselftest check-clients-agent check-clients-podman check-host \
 	check-node check-lsm-off \
-	check-selinux check-install check-build-only check-repro check-deb
+	check-selinux check-install check-build-only check-repro check-deb check-image
 
 .PHONY: check-early check-late check-kernel
 check: | deps-quiet
