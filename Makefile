@@ -116,13 +116,13 @@ include bpf/bpf.mk
 include shim/shim.mk
 include shim/tests/tests.mk
 include integration/seed.mk
+include image/image.mk
 include integration/guest.mk
 include integration/integration.mk
 include integration/kselftest.mk
 include integration/bench.mk
 include man/man.mk
 include integration/lint.mk
-include image/image.mk
 
 # make check: every part writes PASS:/FAIL:/SKIP: lines to $(RESULTS)/<part>.log;
 # integration/summarize counts them and prints the closing line.  Parts that do
