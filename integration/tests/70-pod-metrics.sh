@@ -149,6 +149,39 @@ case_hostile() {
 }
 ct_case pod/hostile-values case_hostile
 
+# [namespace] sections through the hook (#42 item 2) with identity-source
+# cri-o and the spec as CRI-O writes it: the pod's annotations first (here
+# claiming namespace store under containerd's and CRI-O's own keys), CRI-O's,
+# then the kubelet's io.kubernetes.pod.namespace last: only that one counts.
+SEC_CONF=$(ct_conf "crio-sec-$S" "identity-source = cri-o" "allowed-modes = deny, audit" \
+	"[namespace store]" "default-mode = audit")
+# section_case ID NAMESPACE WANT-SECTION WANT-MODE: no nsguard.io/ annotation,
+# so the mode is the section's default; the record, status and the metrics
+# name the section.
+section_case() {
+	local id=$1 ns=$2 want_sec=$3 want_mode=$4
+	start_guarded "$id" --conf "$SEC_CONF" --ann io.kubernetes.cri.sandbox-namespace=store \
+		--ann io.kubernetes.cri-o.Namespace=store --ann io.kubernetes.cri-o.ContainerType=container \
+		--ann io.kubernetes.pod.name=db-1 --ann io.kubernetes.container.name=pg \
+		--ann "io.kubernetes.pod.namespace=$ns" || return 1
+	want_eq "record section" "$("$JQ" -r .section "$CT_RECORDS/$id.json")" "$want_sec" || return 1
+	# shellcheck disable=SC2016 # $id is jq's
+	want_eq "status section, mode" "$(ct_status_json | "$JQ" -r --arg id "$id" \
+		'.containers[]? | select(.id == $id) | "\(.section) \(.mode)"')" "$want_sec $want_mode" ||
+		return 1
+	"$NSGUARD" status --format prometheus 2>/dev/null | grep -F "id=\"$id\"" |
+		grep -q -F "section=\"$want_sec\"" ||
+		{ CT_WHY="no metric of $id with section=\"$want_sec\""; return 1; }
+	ct_exec "$id" nsg-userns unshare
+	if [ "$want_mode" = deny ]; then
+		want_run unshare 1 "unshare: fail errno=EPERM"
+	else
+		want_run unshare 0 "unshare: ok"
+	fi
+}
+ct_case pod/crio-section-kubelet-key section_case "pod-crio-sec-$S" store namespace:store audit
+ct_case pod/crio-section-forged-keys section_case "pod-crio-forged-$S" default node deny
+
 # ---------------------------------------------------------------- prometheus
 
 # prom_write DIR: what nsguard-metrics.service runs (--output: a temporary

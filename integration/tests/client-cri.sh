@@ -57,7 +57,7 @@ cd_config() {
 cd_wrappers() {
 	# [namespace] sections (#42): one namespace audited by default.
 	ct_conf cri-limits "allowed-modes = deny, audit" "[namespace nsg-ns-section]" \
-		"default-mode = audit" >/dev/null
+		"default-mode = audit" "[namespace nsg-globbed-*]" "default-mode = audit" >/dev/null
 	printf '#!/bin/sh\nexec %q runtime --config %q --runtime %q "$@"\n' \
 		"$self" "$CT_WORK/cri-limits.conf" "$(command -v runc)" >"$CD/bin/nsguard-runtime"
 	chmod 755 "$CD/bin/nsguard-runtime"
@@ -194,6 +194,30 @@ ct_case cri/dropin-keeps-node-config case_dropin
 ct_case cri/base-spec-is-default-spec case_base_spec
 cd_start || setup_fail "containerd did not start: $(tail -n 3 "$CD/log")"
 cd_image || setup_fail "image import failed: $(tail -n 3 "$CD/import.log")"
+# make image's archive (#42 item 3) as a node imports it: the name and the
+# digest in its index.json, and the image's own nsguard runs (static: the
+# image has no libc).
+case_nsguard_image() {
+	local idx=$NSG_REPO/build/image/oci/index.json tars name want got out
+	tars=("$NSG_REPO"/build/nsguard-image-*.tar)
+	if [ ! -r "${tars[0]}" ] || [ ! -r "$idx" ]; then
+		CT_WHY="no build/nsguard-image-*.tar (make image)"
+		return 1
+	fi
+	name=$(jq -r '.manifests[0].annotations["io.containerd.image.name"]' "$idx")
+	want=$(jq -r '.manifests[0].digest' "$idx")
+	out=$("${CTR[@]}" images import --snapshotter native "${tars[0]}" 2>&1) ||
+		{ CT_WHY="ctr images import: $(tail -n 2 <<<"$out" | tr '\n' '|')"; return 1; }
+	got=$("${CTR[@]}" images ls "name==$name" 2>&1 | awk 'NR == 2 { print $3 }')
+	want_eq "the digest of $name" "$got" "$want" || return 1
+	out=$("${CTR[@]}" run --rm --snapshotter native "$name" nsg-image-version \
+		/payload/usr/local/bin/nsguard --version 2>&1) ||
+		{ CT_WHY="ctr run $name nsguard --version: $(tail -n 2 <<<"$out" | tr '\n' '|')"; return 1; }
+	[[ $out == "nsguard "* ]] || { CT_WHY="the image's nsguard --version said: $out"; return 1; }
+	out=$("${CTR[@]}" run --rm --snapshotter native "$name" nsg-image-sh /bin/sh -c 'echo sh-ok' 2>&1)
+	want_eq "the image's /bin/sh" "$out" sh-ok
+}
+ct_case cri/nsguard-image-imported case_nsguard_image
 # As a node's nsguard-load.service does at boot; then the events' reader.
 "$NSGUARD" load >"$CD/load.log" 2>&1 || setup_fail "nsguard load: $(tail -n 2 "$CD/load.log")"
 ct_monitor_ensure
@@ -219,7 +243,20 @@ cri ns-section tier --handler nsguard --mode audit --section namespace:nsg-ns-se
 # containerd does not write too) gets the node's policy.
 cri ns-forged tier --handler nsguard-wide --mode deny --section node \
 	--pod-annotation io.kubernetes.cri.sandbox-namespace=nsg-ns-section \
-	--pod-annotation io.kubernetes.pod.namespace=nsg-ns-section
+	--pod-annotation io.kubernetes.pod.namespace=nsg-ns-section \
+	--spec-annotation io.kubernetes.pod.namespace=nsg-ns-section
+# A glob section takes the namespaces it matches...
+cri ns-glob tier --handler nsguard --mode audit --namespace nsg-globbed-ok \
+	--section 'namespace:nsg-globbed-*'
+# ... but no name that is not a Kubernetes namespace, whatever it matches: one
+# named like the glob itself, one of 64 bytes, and an empty one (containerd
+# writes it over the pod's claim, which nsguard then does not fall back to).
+cri ns-named-like-glob tier --handler nsguard --mode deny --section node \
+	--namespace 'nsg-globbed-*' --shown-namespace 'nsg-globbed-?'
+cri ns-64-bytes tier --handler nsguard --mode deny --section node \
+	--namespace "nsg-globbed-$(printf 'a%.0s' {1..52})"
+cri ns-empty tier --handler nsguard-wide --mode deny --section node --namespace '' \
+	--shown-namespace '' --pod-annotation io.kubernetes.cri.sandbox-namespace=nsg-globbed-x
 # No annotation a tenant sets exempts a container or renames it.
 cri tenant-annotations tenant --handler nsguard-wide
 cri two-containers-restart pod --handler nsguard
