@@ -88,7 +88,7 @@ case_filters() {
 	CT_OUT=$(cat "$f")
 	CT_RC=0
 	want_run "--namespace store (text)" 0 \
-		"* deny id=$B pod=db-1 namespace=store container=pg cgroup=* reason=mode errno=EPERM" ||
+		"* deny id=$B pod=db-1 namespace=store container=pg section=node cgroup=* reason=mode errno=EPERM" ||
 		return 1
 	want_eq "--namespace store: lines" "$(wc -l <"$f")" 1 || return 1
 	ct_monitor_ensure
