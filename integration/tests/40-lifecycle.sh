@@ -209,7 +209,7 @@ case_monitor_count() {
 	kill "$mp" 2>/dev/null
 	wait "$mp" 2>/dev/null
 	# The third event is still in the ring buffer, for the human format.
-	local re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z deny id='"$id"' cgroup=[0-9]+ pid=[0-9]+ tid=[0-9]+ comm=nsg-userns uid=0 gid=0 level=0 depth=1 reason=mode errno=EPERM$'
+	local re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z deny id='"$id"' section=node cgroup=[0-9]+ pid=[0-9]+ tid=[0-9]+ comm=nsg-userns uid=0 gid=0 level=0 depth=1 reason=mode errno=EPERM$'
 	grep -Eq "$re" "$f" || { CT_WHY="human line: '$(cat "$f")' !~ $re"; return 1; }
 }
 ct_case monitor/count-and-human case_monitor_count
