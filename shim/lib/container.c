@@ -245,10 +245,13 @@ int container_guard(const struct container_env *env, const struct container_spec
 	/*
 	 * Another build's pins this hook may not move (an older nsguard on the
 	 * route the container's creator chose): never opened, or fail-mode
-	 * open would start it unguarded on that route every time.
+	 * open would start it unguarded on that route every time.  Nor is
+	 * -EPERM, which after the privilege check means an LSM refused bpf():
+	 * nsguard's own bpf() guard does for a hook run from a guarded cgroup
+	 * (a runtime inside a guarded container).
 	 */
 	if (err) {
-		*claim_refused = *claim_refused || err == -ESTALE;
+		*claim_refused = *claim_refused || err == -ESTALE || err == -EPERM;
 		goto out;
 	}
 

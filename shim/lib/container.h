@@ -75,7 +75,9 @@ struct container_spec {
  * same id on a cgroup that is gone (a re-created container) moves the guard.
  * *claim_refused says the refusal came from the id or the cgroup path, which
  * the container's creator chose, or from a lock held past its bound, which
- * another container may have caused (never opened by fail-mode open).
+ * another container may have caused, or from an LSM refusing bpf() (-EPERM:
+ * nsguard's bpf() guard, to a hook in a guarded cgroup): never opened by
+ * fail-mode open.
  */
 int container_guard(const struct container_env *env, const struct container_spec *spec,
 		    struct nsguard_policy *pol, bool *claim_refused);

@@ -148,6 +148,19 @@ static bool at_or_below(const char *path, const char *base)
 	return strncmp(path, base, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+/*
+ * A ".." component: the runtimes resolve it physically in the container's
+ * rootfs (after any symlink before it), nsguard only lexically, so such a
+ * path may name for them what it does not for nsguard.
+ */
+static bool has_dotdot(const char *path)
+{
+	for (const char *p = path; (p = strstr(p, "..")); p += 2)
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
+			return true;
+	return false;
+}
+
 static bool first_opt_is(const char *opts, const char *want)
 {
 	size_t n = strlen(want);
@@ -238,6 +251,36 @@ static bool entry_at(const struct oci_mount *e, const char *rootfs, const char *
 }
 
 /*
+ * The mounts at m's point are exactly the config.json entries that name it:
+ * no entry has a ".." (the runtimes resolve it physically, after any symlink
+ * before it), as many added mounts stack there as entries name it (an entry
+ * whose destination is a symbolic link in the rootfs, which crun and runc
+ * follow, would add one more: which entry a later remount acts on could not
+ * be told), and no later mount hides the point from above (one at a proper
+ * ancestor, at or below the rootfs, with a greater id).
+ */
+static bool landed_as_written(const struct table *t, const struct mnt *m, const char *rootfs,
+			      const struct oci_mount *cfg, size_t n_cfg)
+{
+	size_t named = 0, stacked = 0;
+
+	for (size_t i = 0; i < n_cfg; i++) {
+		if (cfg[i].destination && has_dotdot(cfg[i].destination))
+			return false;
+		named += entry_at(&cfg[i], rootfs, m->point);
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		const struct mnt *o = &t->m[i];
+
+		stacked += o->added && strcmp(o->point, m->point) == 0;
+		if (o->id > m->id && strcmp(o->point, m->point) != 0 &&
+		    at_or_below(m->point, o->point) && at_or_below(o->point, rootfs))
+			return false;
+	}
+	return named == stacked;
+}
+
+/*
  * crun makes `ro` mounts read-only after the createRuntime hooks (its
  * remounts follow the sync that runs them).  m, the top mount at its point,
  * may be made read-only now, as the runtime is about to, only when the last
@@ -250,6 +293,8 @@ static bool ro_requested(const struct table *t, const struct mnt *m, const char 
 	size_t last = n_cfg;
 
 	if (!rootfs || covered(t, m))
+		return false;
+	if (!landed_as_written(t, m, rootfs, cfg, n_cfg))
 		return false;
 	for (size_t i = 0; i < n_cfg; i++)
 		if (entry_at(&cfg[i], rootfs, m->point))
@@ -316,7 +361,7 @@ static bool shows(const struct mnt *m, const struct spot *s)
  * no writable mount, setns() takes any nsfs descriptor, /proc/PID/root
  * leads anywhere its processes' roots do); the rest only when writable.
  */
-enum danger { SAFE, BPFFS, RUN_DIR, HOST_PROC, NSFS, CGROUP, SYSFS, CONFIG, BINARY };
+enum danger { SAFE, BPFFS, RUN_DIR, HOST_PROC, NSFS, STACKED, CGROUP, SYSFS, CONFIG, BINARY };
 static const struct {
 	bool even_ro;
 	const char *fmt; /* the mount point, the detail (see refuse), the guarded cgroup */
@@ -333,6 +378,12 @@ static const struct {
 	[NSFS] = { true, "the container's mount at %.200s is a namespace file (nsfs)%.0s: setns() "
 			 "into it joins a namespace nsguard never judged (a user namespace owned by "
 			 "uid 0 gives every capability without userns_create)" },
+	[STACKED] = { true, "the container's mount at %.200s is a new %.200s file system, made "
+			    "for the container: its layers are directories the kernel shows only "
+			    "as the paths given at mount time, which nsguard cannot judge (an upper "
+			    "directory of nsguard's configuration or binary would make them "
+			    "writable); mount it on the host first, or give the container a user "
+			    "namespace" },
 	[CGROUP] = { false, "the container's mount at %1$.200s shows cgroup %2$.200s read-write, "
 			    "above or beside the guarded %3$.200s: its processes could move out of "
 			    "the cgroup nsguard guards" },
@@ -351,11 +402,31 @@ struct protected {
 	const struct table *ours;
 };
 
+/*
+ * File systems that show other directories under a device of their own
+ * (the STACKED row): judged by device, their layers would pass unseen.
+ */
+static const char *const stacking_fs[] = { "overlay", "aufs", "shiftfs", "ecryptfs" };
+
 /* The kernel's interfaces that sit in /sys and /proc/sys/fs (the SYSFS row). */
 static const char *const kernel_fs[] = { "sysfs", "securityfs", "debugfs", "tracefs", "configfs",
 					 "pstore", "efivarfs", "binfmt_misc" };
 
-/* The row m falls under (SAFE: none), writable or not. */
+/* Some mount of t is of device majmin. */
+static bool holds_device(const struct table *t, const char *majmin)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->m[i].majmin, majmin) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The row m falls under (SAFE: none), writable or not.  A container whose
+ * uid 0 is not the host's is held to the even_ro rows only: it could not
+ * use the rest, but it could open what those show and hand the descriptor
+ * to a host-root container.
+ */
 static enum danger danger(const struct mnt *m, const struct mounts_ctx *c,
 			  const struct protected *p)
 {
@@ -371,6 +442,12 @@ static enum danger danger(const struct mnt *m, const struct mounts_ctx *c,
 				return HOST_PROC;
 	if (strcmp(m->fstype, "nsfs") == 0)
 		return NSFS;
+	/* The rest take the host's root to use. */
+	if (!c->host_root)
+		return SAFE;
+	for (size_t i = 0; i < ARRAY_SIZE(stacking_fs); i++)
+		if (strcmp(m->fstype, stacking_fs[i]) == 0 && !holds_device(p->ours, m->majmin))
+			return STACKED;
 	if (strcmp(m->fstype, "cgroup2") == 0 && !at_or_below(m->root, c->guarded))
 		return CGROUP;
 	for (size_t i = 0; i < ARRAY_SIZE(kernel_fs); i++)
@@ -386,7 +463,7 @@ static enum danger danger(const struct mnt *m, const struct mounts_ctx *c,
 static int refuse(const struct mnt *m, enum danger d, const struct mounts_ctx *c)
 {
 	const char *detail = d == RUN_DIR ? c->run_dir : d == CGROUP ? m->root :
-			     d == SYSFS ? m->fstype :
+			     d == SYSFS || d == STACKED ? m->fstype :
 			     d == CONFIG ? (c->config ? c->config : "") :
 			     d == BINARY ? (c->binary ? c->binary : "") : "";
 	char what[768];
@@ -396,7 +473,9 @@ static int refuse(const struct mnt *m, enum danger d, const struct mounts_ctx *c
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	snprintf(what, sizeof(what), dangers[d].fmt, m->point, detail, c->guarded);
 #pragma GCC diagnostic pop
-	return nsg_fail(EPERM, "%s, and it runs as the host's root; %s", what,
+	return nsg_fail(EPERM, "%s, and it runs as %s; %s", what,
+			c->host_root ? "the host's root" : "a user namespace's root (it could "
+			"hand what it opens there to a container that runs as the host's root)",
 			dangers[d].even_ro ? "do not mount it at all"
 					   : "mount it read-only (each submount of an rbind too) or "
 					     "not at all");
@@ -406,7 +485,9 @@ static int refuse(const struct mnt *m, enum danger d, const struct mounts_ctx *c
 static bool listed(const char *path, char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		cleanup_free char *clean = names[i] && names[i][0] == '/' ? path_clean(names[i]) : NULL;
+		cleanup_free char *clean = names[i] && names[i][0] == '/' && !has_dotdot(names[i])
+						   ? path_clean(names[i])
+						   : NULL;
 
 		if (clean && at_or_below(path, clean))
 			return true;
@@ -445,7 +526,8 @@ static int proc_sys_check(const struct table *t, const struct mnt *m, const char
 			continue;
 		return nsg_fail(EPERM,
 				"the container's /proc at %.200s leaves %.200s writable (config.json "
-				"linux.readonlyPaths and maskedPaths do not name it), and it runs as "
+				"linux.readonlyPaths and maskedPaths do not name it; an entry with a "
+				"\"..\" component counts for nothing), and it runs as "
 				"the host's root: %s; add it to linux.readonlyPaths (Docker, "
 				"containerd, podman and CRI-O do by default)",
 				m->point, inside,
@@ -491,6 +573,14 @@ static int protected_locate(const struct table *ours, const struct mounts_ctx *c
 	       ?: locate(ours, binary_dir, &p->binary_dir);
 }
 
+static bool any_added(const struct table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->m[i].added)
+			return true;
+	return false;
+}
+
 int mounts_check_files(const char *theirs_path, const char *ours_path, const struct mounts_ctx *c)
 {
 	struct table theirs, ours;
@@ -503,7 +593,7 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 	 * capability in (one that maps the host's root): it may umount and
 	 * remount what it likes, and as the host's uid 0 write /proc/sys.
 	 */
-	if (!c->ro_holds)
+	if (c->host_root && !c->ro_holds)
 		return nsg_fail(EPERM,
 				"the container's user namespace maps the host's root (uid 0) and owns "
 				"its mounts: no read-only mount holds there, and as the host's uid 0 "
@@ -528,6 +618,14 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 	for (size_t i = 0; i < theirs.n && rootfs; i++)
 		if (theirs.m[i].added && !at_or_below(theirs.m[i].point, rootfs))
 			rootfs = NULL;
+	/* None added (runc and crun bind the rootfs onto itself): what it sees is unknown. */
+	if (!rootfs && !any_added(&theirs)) {
+		err = nsg_fail(EPERM,
+			       "the container's mount table holds no mount its runtime added for "
+			       "it (not even the rootfs bind): nsguard cannot tell which mounts it "
+			       "will see");
+		goto out;
+	}
 	for (size_t i = 0; i < theirs.n; i++) {
 		if (!theirs.m[i].added || (rootfs && strcmp(theirs.m[i].point, rootfs) != 0))
 			continue;
@@ -543,7 +641,7 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 			continue;
 		d = danger(m, c, &prot);
 		/* Its own proc: what the runtime will make of /proc/sys. */
-		if (d == SAFE && strcmp(m->fstype, "proc") == 0) {
+		if (d == SAFE && c->host_root && strcmp(m->fstype, "proc") == 0) {
 			err = proc_sys_check(&theirs, m, rootfs, c);
 			continue;
 		}

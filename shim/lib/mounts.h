@@ -26,6 +26,12 @@ struct mounts_ctx {
 	const char *config; /* nsguard's config file (and so its directory); may be NULL */
 	const char *binary; /* nsguard's binary file (and its directory); may be NULL */
 	/*
+	 * Its uid 0 is the host's (no user namespace, or one that maps it):
+	 * every row.  Otherwise only those refused read-only too, and no
+	 * /proc/sys, stacking or ro_holds judgement.
+	 */
+	bool host_root;
+	/*
 	 * A read-only mount stays read-only: the container is in the host's
 	 * user namespace and its mount namespace is owned by it.  False for a
 	 * user namespace that maps the host's root: refused outright.
@@ -37,7 +43,7 @@ struct mounts_ctx {
 };
 
 /*
- * The mounts of a host-root container (theirs, its init's mountinfo) that
+ * The mounts of a container (theirs, its init's mountinfo) that
  * it will reach: every mount at or below a mount point the runtime added for
  * it (mounts that ours, the mountinfo of the namespace the runtime copied,
  * does not hold as often; the runtime's bind of the rootfs onto itself is
@@ -46,20 +52,27 @@ struct mounts_ctx {
  * the kernel checks what they expose by inode: a bpf file system (any); a
  * mount that shows run_dir (nsguard's lock, records and agent socket) or
  * anything above or below it; a proc file system the runtime's namespace has
- * too (the host's: /proc/PID/root); an nsfs file.  Refused when writable
+ * too (the host's: /proc/PID/root); an nsfs file.  Those rows hold for every
+ * container (one in a user namespace could hand a descriptor to a host-root
+ * one); the rest for host_root only.  Refused too: a new overlay (or other
+ * stacking file system) whose device ours does not hold, whose layers
+ * mountinfo shows only as the paths given at mount time.  Refused when writable
  * ("rw" in both the mount's and the super block's options, each submount of
  * an rbind on its own): a cgroup2 mount whose root is not the guarded cgroup
  * or below it; a sysfs; a mount that shows nsguard's config file, its
  * directory, its binary or the binary's directory.  The container's own
  * proc must leave /proc/sys and /proc/sysrq-trigger read-only or masked by
  * linux.readonlyPaths/maskedPaths (which the runtime applies after the
- * hooks), unless the kernel already shows them read-only.  crun makes `ro`
+ * hooks; an entry with a ".." component counts for nothing), unless the
+ * kernel already shows them read-only.  crun makes `ro`
  * mounts read-only only after the createRuntime hooks: such a mount (a
  * writable-only row), the top one at exactly the destination of the last
  * config.json entry there, whose options ask for ro (no rrw), with no later
- * entry at or above it, is made read-only now (make_ro), as the runtime is
- * about to.  A table that cannot be read, or one too large to judge
- * (-EPERM), is a refusal too; so is !ro_holds.
+ * entry at or above it, and every entry at the place it names (no "..", a
+ * mount at exactly that point that no later mount hides), is made read-only
+ * now (make_ro), as the runtime is about to.  A table that cannot be read,
+ * one too large to judge, or one with no mount the runtime added (-EPERM),
+ * is a refusal too; so is !ro_holds for host_root.
  */
 int mounts_check_files(const char *theirs, const char *ours, const struct mounts_ctx *c);
 /*

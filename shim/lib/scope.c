@@ -398,10 +398,33 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 	err = runs_as_host_root(proc_root, st->pid, &host_root, &same_user);
 	if (err)
 		return err;
+	exe = self_exe(proc_root);
+	config = real_path(config_path);
+	mc = (struct mounts_ctx){ .guarded = root, .cfg = st->mounts, .n_cfg = st->n_mounts,
+				  .ro_paths = st->ro_paths, .n_ro_paths = st->n_ro_paths,
+				  .masked_paths = st->masked_paths,
+				  .n_masked_paths = st->n_masked_paths, .run_dir = NSGUARD_RUN_DIR,
+				  .config = config, .binary = exe, .host_root = host_root };
 	if (!host_root) {
 		/* Its root passes no DAC check on root's files: only a cgroup
 		 * delegated above it would let it out. */
 		err = scope_ancestors_closed(cgroup_root, root);
+		if (err)
+			return err;
+		/*
+		 * Nor could it use what the host-root rows guard; but what it
+		 * opens through a view it may hand to a host-root container.
+		 */
+		err = same_ns(proc_root, st->pid, "mnt", &same_mnt);
+		if (err)
+			return err;
+		if (same_mnt)
+			return nsg_fail(EPERM,
+					"the container shares the host's mount namespace: it could "
+					"open nsguard's pins and run directory and hand them to a "
+					"container that runs as the host's root; give it a mount "
+					"namespace");
+		err = mounts_check(proc_root, st->pid, &mc);
 		if (err)
 			return err;
 		*target_out = steal_pointer(&root);
@@ -451,13 +474,7 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 			return err;
 	}
 	/* What its mounts show, from the kernel's table: not what config.json asked. */
-	exe = self_exe(proc_root);
-	config = real_path(config_path);
-	mc = (struct mounts_ctx){ .guarded = root, .cfg = st->mounts, .n_cfg = st->n_mounts,
-				  .ro_paths = st->ro_paths, .n_ro_paths = st->n_ro_paths,
-				  .masked_paths = st->masked_paths,
-				  .n_masked_paths = st->n_masked_paths, .run_dir = NSGUARD_RUN_DIR,
-				  .config = config, .binary = exe, .ro_holds = same_user };
+	mc.ro_holds = same_user;
 	err = mounts_check(proc_root, st->pid, &mc);
 	if (err)
 		return err;

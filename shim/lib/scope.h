@@ -19,7 +19,9 @@
  *   below it).  The host's cgroup namespace: init's cgroup.
  * - A move between cgroups needs write access to cgroup.procs above both.
  *   In a user namespace that does not map host uid 0, the container's root
- *   has that only where a cgroup above is delegated: refused if one is.
+ *   has that only where a cgroup above is delegated: refused if one is, or
+ *   if it shares the host's mount namespace or a mount shows what it could
+ *   hand to a host-root container (mounts.h's rows that hold read-only).
  *   As the host's root (no user namespace, or one mapping uid 0) it has it
  *   wherever it can see, so it must not see the host's hierarchy: refused
  *   in the host's cgroup or mount namespace, or when a mount it will reach

@@ -20,7 +20,9 @@ static const char ours[] = "1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\
 			   "21 20 0:26 / /sys/fs/cgroup rw shared:3 - cgroup2 cgroup2 rw\n"
 			   "22 20 0:30 / /sys/fs/bpf rw shared:4 - bpf bpf rw,mode=700\n"
 			   "23 1 0:40 / /run rw shared:5 - tmpfs tmpfs rw\n"
-			   "24 1 0:5 / /proc rw shared:6 - proc proc rw\n";
+			   "24 1 0:5 / /proc rw shared:6 - proc proc rw\n"
+			   "25 1 0:91 / /var/lib/ct/merged rw shared:7 - overlay overlay "
+			   "rw,lowerdir=/l,upperdir=/u,workdir=/w\n";
 
 /* The container's copy of them, the rootfs bound onto itself, its own mounts. */
 #define COPIES                                                            \
@@ -45,6 +47,12 @@ static const struct oci_mount cfg_b_ro[] = { { .destination = "/b", .ro = true }
 static const struct oci_mount cfg_b_rw[] = { { .destination = "/b", .ro = false } };
 static const struct oci_mount cfg_space_ro[] = { { .destination = "/a b/./", .ro = true } };
 static const struct oci_mount cfg_h_ro[] = { { .destination = "/h", .ro = true } };
+/* Review: "/x" a symlink in the rootfs to "/b": the rw entry lands on the ro one. */
+static const struct oci_mount cfg_symlinked_rw[] = { { .destination = "/b", .ro = true },
+						     { .destination = "/x", .ro = false } };
+static const struct oci_mount cfg_dotdot_ro[] = { { .destination = "/a/../b", .ro = true } };
+static const struct oci_mount cfg_b_c_ro_then_b[] = { { .destination = "/b/c", .ro = true },
+						      { .destination = "/q", .ro = true } };
 #define CFG(a) a, ARRAY_SIZE(a)
 
 /* Review: stacked, an ro entry then a rw one at the same destination. */
@@ -64,6 +72,8 @@ static char *whole_proc[] = { "/proc" };
 static char *unclean[] = { "/proc//sys/", "/proc/./sysrq-trigger" };
 static char *relative[] = { "proc/sys", "proc/sysrq-trigger" };
 static char *masked_sys[] = { "/proc/sys", "/proc/sysrq-trigger" };
+/* Review: runtimes resolve ".." physically (after a symlink "x"), nsguard lexically. */
+static char *dotdot[] = { "/proc/x/../sys", "/proc/sysrq-trigger" };
 #define PATHS(a) a, ARRAY_SIZE(a)
 
 static const struct {
@@ -74,6 +84,7 @@ static const struct {
 	const char *msg;
 	const char *made_ro; /* the point make_ro was asked for, if any */
 	bool userns; /* a user namespace that maps the host's root: ro does not hold */
+	bool unmapped; /* a user namespace that maps no host owner: host_root false */
 	/* readonlyPaths (NULL: docker_ro), maskedPaths */
 	char **ro;
 	size_t n_ro;
@@ -246,6 +257,76 @@ static const struct {
 	  "201 200 0:30 / /b ro - bpf bpf rw\n",
 	  NULL, 0, -EPERM, "mount at /b is a bpf file system" },
 	{ "unreadable", "12 1 0:20\n", NULL, 0, -EINVAL, "a line nsguard cannot read" },
+	/* Review: a new overlay's layers are paths nsguard cannot judge by device. */
+	{ "overlay-new-upper-config",
+	  COPIES ROOTFS "130 110 0:90 / /ct/rootfs/o rw - overlay overlay "
+			"rw,lowerdir=/x,upperdir=/etc/nsguard,workdir=/etc/w\n",
+	  NULL, 0, -EPERM, "mount at /ct/rootfs/o is a new overlay file system, made for the "
+			   "container" },
+	{ "overlay-new-lower-only",
+	  COPIES ROOTFS "130 110 0:90 / /ct/rootfs/o ro - overlay overlay ro,lowerdir=/run\n",
+	  NULL, 0, -EPERM, "is a new overlay file system" },
+	{ "aufs-new", COPIES ROOTFS "130 110 0:92 / /ct/rootfs/o rw - aufs none rw,br=/etc\n",
+	  NULL, 0, -EPERM, "is a new aufs file system" },
+	/* One the host mounted (containerd's and podman's rootfs): judged as a bind. */
+	{ "overlay-of-the-host",
+	  COPIES ROOTFS "130 110 0:91 / /ct/rootfs/o rw - overlay overlay "
+			"rw,lowerdir=/l,upperdir=/u,workdir=/w\n" },
+	{ "overlay-new-unmapped",
+	  COPIES ROOTFS "130 110 0:90 / /ct/rootfs/o rw - overlay overlay "
+			"rw,lowerdir=/x,upperdir=/etc/nsguard,workdir=/etc/w\n",
+	  .unmapped = true },
+	/* Review: nothing added, nothing judged; now a refusal. */
+	{ "nothing-added", COPIES, NULL, 0, -EPERM, "holds no mount its runtime added for it" },
+	/* Review: ".." in readonlyPaths counts for nothing. */
+	{ "proc-sys-dotdot", COPIES ROOTFS, NULL, 0, -EPERM,
+	  "leaves /proc/sys writable (config.json linux.readonlyPaths and maskedPaths do not "
+	  "name it; an entry with a \"..\" component counts for nothing)",
+	  .ro = PATHS(dotdot) },
+	{ "proc-sys-dotdot-masked", COPIES ROOTFS, NULL, 0, -EPERM, "leaves /proc/sys writable",
+	  .ro = none, .n_ro = 0, .masked = PATHS(dotdot) },
+	/* Review: crun's ro concession only where every entry landed where it says. */
+	{ "crun-ro-symlinked-rw-entry",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n"
+			"131 130 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n",
+	  CFG(cfg_symlinked_rw), -EPERM, "mount at /ct/rootfs/b shows cgroup /nsg read-write" },
+	/* A symlinked destination that lands elsewhere (/etc/resolv.conf, often). */
+	{ "crun-ro-symlinked-entry-elsewhere",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n"
+			"131 110 0:60 / /ct/rootfs/run/resolv.conf rw - tmpfs tmpfs rw\n",
+	  CFG(cfg_symlinked_rw), .made_ro = "/ct/rootfs/b" },
+	{ "crun-ro-dotdot-destination",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n",
+	  CFG(cfg_dotdot_ro), -EPERM, "mount at /ct/rootfs/b shows cgroup /nsg read-write" },
+	{ "crun-ro-hidden-by-later-ancestor",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b/c rw - cgroup2 cgroup2 rw\n"
+			"131 110 0:60 / /ct/rootfs/q rw - tmpfs tmpfs rw\n"
+			"132 110 0:61 / /ct/rootfs/b rw - tmpfs tmpfs rw\n",
+	  CFG(cfg_b_c_ro_then_b), -EPERM, "mount at /ct/rootfs/b/c shows cgroup /nsg read-write" },
+	{ "crun-ro-every-entry-landed",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b/c rw - cgroup2 cgroup2 rw\n"
+			"131 110 0:60 / /ct/rootfs/q rw - tmpfs tmpfs rw\n",
+	  CFG(cfg_b_c_ro_then_b), .made_ro = "/ct/rootfs/b/c" },
+	/* A user namespace that maps no host owner: only the rows that hold read-only. */
+	{ "unmapped-bpffs-ro", COPIES ROOTFS "130 110 0:30 / /ct/rootfs/b ro - bpf bpf rw\n", NULL,
+	  0, -EPERM, "is a bpf file system", .unmapped = true },
+	{ "unmapped-run-ro", COPIES ROOTFS "130 110 0:40 / /ct/rootfs/r ro - tmpfs tmpfs rw\n",
+	  NULL, 0, -EPERM, "it runs as a user namespace's root (it could hand what it opens there",
+	  .unmapped = true },
+	{ "unmapped-host-proc", COPIES ROOTFS "130 110 0:5 / /ct/rootfs/hp ro - proc proc rw\n",
+	  NULL, 0, -EPERM, "is a proc file system of the host's", .unmapped = true },
+	{ "unmapped-nsfs",
+	  COPIES ROOTFS "130 110 0:4 user:[4026532200] /ct/rootfs/n ro - nsfs nsfs rw\n", NULL,
+	  0, -EPERM, "is a namespace file (nsfs)", .unmapped = true },
+	{ "unmapped-cgroup-parent-rw",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c rw - cgroup2 cgroup2 rw\n",
+	  .unmapped = true },
+	{ "unmapped-sysfs-rw", COPIES ROOTFS "130 110 0:52 / /ct/rootfs/s rw - sysfs sysfs rw\n",
+	  .unmapped = true },
+	{ "unmapped-config-dir-rw",
+	  COPIES ROOTFS "130 110 8:1 /etc/nsguard /ct/rootfs/e rw - ext4 /dev/vda rw\n",
+	  .unmapped = true },
+	{ "unmapped-proc-sys-writable", COPIES ROOTFS, .ro = none, .n_ro = 0, .unmapped = true },
 };
 
 static char made_ro[256];
@@ -268,6 +349,7 @@ static void row(size_t i)
 				.masked_paths = rows[i].masked, .n_masked_paths = rows[i].n_masked,
 				.run_dir = "/run/nsguard", .config = "/etc/nsguard/nsguard.conf",
 				.binary = "/usr/local/bin/nsguard", .ro_holds = !rows[i].userns,
+				.host_root = !rows[i].unmapped,
 				.make_ro = fake_make_ro, .data = (void *)rows[i].made_ro };
 	int fa = mkstemp(a), fb = mkstemp(b), err;
 
