@@ -52,12 +52,39 @@ int proc_stat_read(const char *proc_root, pid_t pid, char *state, __u64 *start)
 	return 0;
 }
 
+/*
+ * The init's start time, read once per hook: check_alive reads its stat
+ * first, and the record wants the same start time later (the hook's pidfd
+ * checks in between that the pid still names that process).  Forgotten
+ * with the cgroup root's stat (cgroup_root_forget).
+ */
+static pid_t start_pid;
+static __u64 start_time;
+
+int proc_start_time(pid_t pid, __u64 *start)
+{
+	char state;
+	int err;
+
+	if (pid > 0 && pid == start_pid) {
+		*start = start_time;
+		return 0;
+	}
+	err = proc_stat_read("/proc", pid, &state, start);
+	return err;
+}
+
 /* A zombie still has /proc/PID/cgroup but can never be guarded meaningfully. */
 static int check_alive(const char *proc_root, pid_t pid)
 {
 	__u64 start;
 	char state;
 	int err = proc_stat_read(proc_root, pid, &state, &start);
+
+	if (err == 0 && strcmp(proc_root, "/proc") == 0 && state != 'Z' && state != 'X') {
+		start_pid = pid;
+		start_time = start;
+	}
 
 	if (err == -ESRCH)
 		return no_such_pid(pid);
@@ -217,6 +244,7 @@ static bool valid;
 void cgroup_root_forget(void)
 {
 	valid = false;
+	start_pid = 0;
 }
 
 static int root_stat(const char *cgroup_root, struct stat *sb)

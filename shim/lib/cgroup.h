@@ -52,7 +52,12 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
  */
 int proc_stat_read(const char *proc_root, pid_t pid, char *state, __u64 *start);
 
-/* Forget the cached stat of the cgroup root: a process that outlives one hook calls it. */
+/* The start time of /proc/PID/stat, as proc_stat_read, once per hook for the init
+ * (the pid cgroup_path_of_pid found alive). */
+int proc_start_time(pid_t pid, __u64 *start);
+
+/* Forget the cached stat of the cgroup root and the init's start time: a process
+ * that outlives one hook calls it. */
 void cgroup_root_forget(void);
 
 /*
