@@ -86,8 +86,9 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 		      bool *never_open, enum hook_reason *why)
 {
 	cleanup_free char *init_path = NULL, *path = NULL;
-	cleanup_close int pidfd = -1;
+	cleanup_close int pidfd = -1, cgfd = -1;
 	struct container_spec spec;
+	__u64 cgid = 0;
 	const char *how = "";
 	char desc[256];
 	__u32 level = 0;
@@ -133,7 +134,8 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 	*why = HOOK_REASON_SHARED_CGROUP;
 	if (!cfg->shared_cgroups) {
 		/* A shared cgroup, or one the check cannot read: never opened either. */
-		err = cgroup_check_sole(CGROUP_ROOT, path, init_path, st->pid, "/proc");
+		err = cgroup_check_sole(CGROUP_ROOT, path, init_path, st->pid, "/proc", &cgfd,
+					&cgid);
 		if (err) {
 			*never_open = true;
 			return err;
@@ -149,7 +151,9 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 		return err;
 	spec = (struct container_spec){ .id = st->id, .pid = st->pid, .cgroup_path = path,
 					.shared = cfg->shared_cgroups, .learn_dir = cfg->learn_dir,
-					.identity = identity_pick(st->identity, cfg->identity_source) };
+					.identity = identity_pick(st->identity, cfg->identity_source),
+					.have_cgroup_fd = cgfd >= 0, .cgroup_fd = cgfd,
+					.cgroup_id = cgid };
 	err = container_guard(&container_env_hook, &spec, pol, never_open);
 	if (err)
 		return err;

@@ -481,26 +481,29 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
 }
 
 int cgroup_check_sole(const char *cgroup_root, const char *path, const char *init_path, pid_t pid,
-		      const char *proc_root)
+		      const char *proc_root, int *fd_out, __u64 *id_out)
 {
 	cleanup_free char *name = NULL, *next = NULL;
-	cleanup_close int fd = -1;
+	cleanup_close int fd = -1, top = -1;
 	size_t n = strlen(path);
 	const char *rest;
 	struct stat sb;
 	int err = 0;
 
+	if (fd_out)
+		*fd_out = -1;
+
 	/* init_path is path or below it: check each level on the way down. */
 	if (strncmp(init_path, path, n) != 0 || (init_path[n] && init_path[n] != '/'))
 		return nsg_fail(EINVAL, "cgroup %.200s is not below %.200s", init_path, path);
 	rest = init_path + n;
-	fd = open_checked(cgroup_root, path, &sb);
-	if (fd < 0)
-		return fd;
+	top = open_checked(cgroup_root, path, &sb);
+	if (top < 0)
+		return top;
 	name = strdup(path);
 	if (!name)
 		return nsg_fail(ENOMEM, "out of memory");
-	for (;;) {
+	for (int cur = top;;) {
 		cleanup_close int child = -1;
 		char *longer;
 
@@ -510,20 +513,30 @@ int cgroup_check_sole(const char *cgroup_root, const char *path, const char *ini
 		next = *rest ? strndup(rest, strcspn(rest, "/")) : NULL;
 		if (*rest && !next)
 			return nsg_fail(ENOMEM, "out of memory");
-		err = cgroup_check_sole_at(fd, name, pid, proc_root, next);
-		if (err || !next)
+		err = cgroup_check_sole_at(cur, name, pid, proc_root, next);
+		if (err)
 			return err;
-		child = openat(fd, next, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (!next)
+			break;
+		child = openat(cur, next, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (child < 0)
 			return nsg_fail(errno, "open cgroup %s/%s: %s", name, next, strerror(errno));
 		if (asprintf(&longer, "%s/%s", name, next) < 0)
 			return nsg_fail(ENOMEM, "out of memory");
 		free(name);
 		name = longer;
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		fd = steal_fd(&child);
+		cur = fd;
 		rest += strlen(next);
 	}
+	if (fd_out) {
+		*fd_out = steal_fd(&top);
+		if (id_out)
+			*id_out = sb.st_ino;
+	}
+	return 0;
 }
 
 #ifndef FILEID_KERNFS

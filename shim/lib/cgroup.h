@@ -38,10 +38,12 @@ int cgroup_open(const char *cgroup_root, const char *path, __u64 *id_out);
  * only the child on the way to init_path may say "populated 1" in its
  * cgroup.events.  cgroup_check_sole_at checks one level of an open directory
  * (tests give it a tree of plain files), skipping the child named through
- * (NULL at init's own level); name is for messages.
+ * (NULL at init's own level); name is for messages.  With fd_out, a pass
+ * leaves path's directory open there and its cgroup id in *id_out: the
+ * cgroup checked is the one attached to, and no second open.
  */
 int cgroup_check_sole(const char *cgroup_root, const char *path, const char *init_path, pid_t pid,
-		      const char *proc_root);
+		      const char *proc_root, int *fd_out, __u64 *id_out);
 int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root,
 			 const char *through);
 

@@ -126,7 +126,7 @@ static char *index_entry(const char *dir, __u64 cgroup_id, bool tmp)
 	char *p = NULL;
 
 	if (asprintf(&p, tmp ? "%s/" RECORD_INDEX "/.%llu.%d" : "%s/" RECORD_INDEX "/%llu", dir,
-		     (unsigned long long)cgroup_id, (int)getpid()) < 0)
+		     (unsigned long long)cgroup_id, tmp ? (int)getpid() : 0) < 0)
 		return NULL;
 	return p;
 }
