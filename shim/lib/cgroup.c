@@ -2,6 +2,7 @@
 /* pid -> cgroup v2 path -> cgroup id. */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,21 +367,43 @@ static bool child_cgroup(int dirfd, const struct dirent *de)
  */
 static int other_proc(int dirfd, const char *name, pid_t pid, bool *found, long *other)
 {
-	cleanup_fclose FILE *f = fopen_at(dirfd, "cgroup.procs");
-	long v;
+	cleanup_close int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	char buf[4096];
+	long v = 0;
+	bool digits = false;
+	ssize_t n;
 
 	*found = false;
-	if (!f)
+	if (fd < 0)
 		return nsg_fail(errno, "open %s/cgroup.procs: %s", name, strerror(errno));
-	while (fscanf(f, "%ld", &v) == 1) {
-		if (v != pid) {
-			*found = true;
-			*other = v;
-			break;
+	/* Raw reads, not stdio (two calls fewer a level); a number may span two reads. */
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return nsg_fail(EIO, "read %s/cgroup.procs", name);
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				v = v * 10 + (buf[i] - '0');
+				digits = true;
+				if (v > INT_MAX)
+					return nsg_fail(EIO, "read %s/cgroup.procs: a pid out of range",
+							name);
+				continue;
+			}
+			if (digits && v != pid) {
+				*found = true;
+				*other = v;
+				return 0;
+			}
+			v = 0;
+			digits = false;
 		}
 	}
-	if (ferror(f))
-		return nsg_fail(EIO, "read %s/cgroup.procs", name);
+	if (digits && v != pid) {
+		*found = true;
+		*other = v;
+	}
 	return 0;
 }
 
