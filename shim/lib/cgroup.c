@@ -368,7 +368,7 @@ static bool child_cgroup(int dirfd, const struct dirent *de)
 static int other_proc(int dirfd, const char *name, pid_t pid, bool *found, long *other)
 {
 	cleanup_close int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-	char buf[4096];
+	char buf[512]; /* a sole cgroup lists one pid; a small buffer touches no new stack page */
 	long v = 0;
 	bool digits = false;
 	ssize_t n;

@@ -67,10 +67,15 @@ static const char *libbpf_detail(void)
 	return libbpf_last[0] ? libbpf_last : "no details; run with -vv for libbpf's log";
 }
 
+/*
+ * The LSM list is set at boot: one read per process answers every ask (#32),
+ * and none when the program is pinned (open_at: pinned in this boot by an
+ * nsguard that found the BPF LSM active).
+ */
+static bool active;
+
 int guard_lsm_check(char *list, size_t len)
 {
-	/* The LSM list is set at boot: one read per process answers every ask (#32). */
-	static bool active;
 	cleanup_fclose FILE *f = NULL;
 	char buf[512] = "", *tok, *save = NULL, copy[512];
 	int err = 0;
@@ -535,8 +540,11 @@ static int open_at(struct guard *g, const char *dir, bool load, unsigned which)
 	 * (the LSM list is set at boot), so a warm hook asks neither again.
 	 */
 	present = pinned_abi(dir, found, sizeof(found));
-	if (present & (1u << GUARD_PIN_I_PROG))
-		return open_pinned(g, which, present, found);
+	if (present & (1u << GUARD_PIN_I_PROG)) {
+		err = open_pinned(g, which, present, found);
+		active = active || err == 0;
+		return err;
+	}
 	err = bpffs_check();
 	if (err)
 		return err;
