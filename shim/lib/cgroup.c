@@ -14,6 +14,7 @@
 #include <linux/magic.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 #include "log.h"
 #include "util.h"
 
@@ -332,23 +333,6 @@ int cgroup_open(const char *cgroup_root, const char *path, __u64 *id_out)
 	"which the container's policy would restrict too; give the container a cgroup of " \
 	"its own (shared-cgroups = allow in nsguard.conf accepts this)"
 
-/* fopen of dirfd/rel for reading; NULL with errno set on failure. */
-static FILE *fopen_at(int dirfd, const char *rel)
-{
-	int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC), saved;
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, "r");
-	if (!f) {
-		saved = errno; /* close() must not hide why fdopen failed */
-		close(fd);
-		errno = saved;
-	}
-	return f;
-}
-
 /* A directory entry of dirfd that is a child cgroup (not "." or ".."). */
 static bool child_cgroup(int dirfd, const struct dirent *de)
 {
@@ -410,28 +394,32 @@ static int other_proc(int dirfd, const char *name, pid_t pid, bool *found, long 
 /* "populated 1" in <dirfd>/<child>/cgroup.events: processes in it or below. */
 static int child_populated(int dirfd, const char *name, const char *child, bool *populated)
 {
-	cleanup_free char *rel = NULL;
-	cleanup_fclose FILE *f = NULL;
-	char line[64];
+	cleanup_free char *rel = NULL, *text = NULL;
+	cleanup_close int fd = -1;
+	size_t len = 0;
+	int err;
 
 	*populated = false;
 	if (asprintf(&rel, "%s/cgroup.events", child) < 0) {
 		rel = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
-	f = fopen_at(dirfd, rel);
-	if (!f) {
+	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		if (errno == ENOENT) /* removed meanwhile */
 			return 0;
 		return nsg_fail(errno, "open %s/%s: %s", name, rel, strerror(errno));
 	}
-	while (fgets(line, sizeof(line), f))
-		if (strcmp(line, "populated 1\n") == 0)
+	/* A few short lines; raw reads, not stdio's fcntl and fstat. */
+	err = read_capped(fd, 4096, &text, &len);
+	if (err)
+		return nsg_fail(-err, "read %s/%s: %s", name, rel, strerror(-err));
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, "populated 1\n", 12) == 0)
 			*populated = true;
 	return 0;
 }
 
-/* The process's comm, or "?"; nsg_fail() makes it safe to print. */
 static void read_comm(const char *proc_root, long pid, char *comm, size_t len)
 {
 	cleanup_free char *path = NULL;
