@@ -23,6 +23,7 @@
 #include "guard.h"
 #include "jsonstrict.h"
 #include "log.h"
+#include "scope.h"
 #include "util.h"
 
 static volatile sig_atomic_t stop;
@@ -184,6 +185,7 @@ static void serve(int fd, const struct agent_self *self)
 	nsg_clear_error();
 	cmd_usage_error = false;
 	cgroup_root_forget();
+	scope_forget();
 	json_reseed();
 	nsg_set_verbose(req.verbose);
 	nsg_log_capture(&cap);

@@ -86,10 +86,11 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 		      struct nsguard_policy *pol, bool *never_open, enum hook_reason *why)
 {
 	cleanup_free char *init_path = NULL, *path = NULL;
-	cleanup_close int pidfd = -1;
+	cleanup_close int pidfd = -1, cgfd = -1;
 	const struct pod_identity *picked;
 	struct pod_identity labels = { 0 };
 	struct container_spec spec;
+	__u64 cgid = 0;
 	const char *how = "";
 	char desc[256];
 	__u32 level = 0;
@@ -135,7 +136,8 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 	*why = HOOK_REASON_SHARED_CGROUP;
 	if (!cfg->shared_cgroups) {
 		/* A shared cgroup, or one the check cannot read: never opened either. */
-		err = cgroup_check_sole(CGROUP_ROOT, path, init_path, st->pid, "/proc");
+		err = cgroup_check_sole(CGROUP_ROOT, path, init_path, st->pid, "/proc", &cgfd,
+					&cgid);
 		if (err) {
 			*never_open = true;
 			return err;
@@ -156,7 +158,8 @@ static int hook_guard(struct oci_state *st, int sent_pidfd, const char *config_p
 	labels.v[IDENT_SECTION] = (char *)section;
 	spec = (struct container_spec){ .id = st->id, .pid = st->pid, .cgroup_path = path,
 					.shared = cfg->shared_cgroups, .learn_dir = cfg->learn_dir,
-					.identity = &labels };
+					.identity = &labels, .have_cgroup_fd = cgfd >= 0,
+					.cgroup_fd = cgfd, .cgroup_id = cgid };
 	err = container_guard(&container_env_hook, &spec, pol, never_open);
 	if (err)
 		return err;

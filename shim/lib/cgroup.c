@@ -2,6 +2,7 @@
 /* pid -> cgroup v2 path -> cgroup id. */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <linux/magic.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 #include "log.h"
 #include "util.h"
 
@@ -52,12 +54,39 @@ int proc_stat_read(const char *proc_root, pid_t pid, char *state, __u64 *start)
 	return 0;
 }
 
+/*
+ * The init's start time, read once per hook: check_alive reads its stat
+ * first, and the record wants the same start time later (the hook's pidfd
+ * checks in between that the pid still names that process).  Forgotten
+ * with the cgroup root's stat (cgroup_root_forget).
+ */
+static pid_t start_pid;
+static __u64 start_time;
+
+int proc_start_time(pid_t pid, __u64 *start)
+{
+	char state;
+	int err;
+
+	if (pid > 0 && pid == start_pid) {
+		*start = start_time;
+		return 0;
+	}
+	err = proc_stat_read("/proc", pid, &state, start);
+	return err;
+}
+
 /* A zombie still has /proc/PID/cgroup but can never be guarded meaningfully. */
 static int check_alive(const char *proc_root, pid_t pid)
 {
 	__u64 start;
 	char state;
 	int err = proc_stat_read(proc_root, pid, &state, &start);
+
+	if (err == 0 && strcmp(proc_root, "/proc") == 0 && state != 'Z' && state != 'X') {
+		start_pid = pid;
+		start_time = start;
+	}
 
 	if (err == -ESRCH)
 		return no_such_pid(pid);
@@ -137,13 +166,11 @@ static bool has_dotdot(const char *path)
 
 int cgroup_path_of_pid(const char *proc_root, pid_t pid, char **path_out)
 {
-	cleanup_free char *path = NULL;
-	cleanup_free char *line = NULL;
-	cleanup_free char *v2 = NULL;
-	cleanup_fclose FILE *f = NULL;
+	cleanup_free char *path = NULL, *text = NULL, *v2 = NULL;
+	cleanup_close int fd = -1;
 	bool v1 = false;
-	size_t cap = 0;
-	ssize_t n;
+	size_t len = 0;
+	char *line, *end;
 	int err = 0;
 
 	if (pid <= 0)
@@ -155,17 +182,26 @@ int cgroup_path_of_pid(const char *proc_root, pid_t pid, char **path_out)
 		path = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
-	f = fopen(path, "re");
-	if (!f) {
+	/* Raw reads (no stdio's fstat); one line on a cgroup v2 host. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		if (errno == ENOENT || errno == ESRCH)
 			return no_such_pid(pid);
 		return nsg_fail(errno, "open %s: %s", path, strerror(errno));
 	}
-	while ((n = getline(&line, &cap, f)) > 0) {
+	err = read_capped(fd, 64 * 1024, &text, &len);
+	if (err == -ESRCH)
+		return no_such_pid(pid);
+	if (err)
+		return nsg_fail(-err, "read %s: %s", path, strerror(-err));
+	if (memchr(text, '\0', len))
+		return nsg_fail(EINVAL, "%s: a NUL byte", path);
+	for (line = text; line && *line; line = end ? end + 1 : NULL) {
 		char *colon;
 
-		if (line[n - 1] == '\n')
-			line[--n] = '\0';
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
 		if (!line[0])
 			continue;
 		if (strncmp(line, "0::", 3) != 0) {
@@ -217,6 +253,7 @@ static bool valid;
 void cgroup_root_forget(void)
 {
 	valid = false;
+	start_pid = 0;
 }
 
 static int root_stat(const char *cgroup_root, struct stat *sb)
@@ -303,34 +340,31 @@ int cgroup_open(const char *cgroup_root, const char *path, __u64 *id_out)
 	"which the container's policy would restrict too; give the container a cgroup of " \
 	"its own (shared-cgroups = allow in nsguard.conf accepts this)"
 
-/* fopen of dirfd/rel for reading; NULL with errno set on failure. */
-static FILE *fopen_at(int dirfd, const char *rel)
-{
-	int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC), saved;
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, "r");
-	if (!f) {
-		saved = errno; /* close() must not hide why fdopen failed */
-		close(fd);
-		errno = saved;
-	}
-	return f;
-}
-
 /* A directory entry of dirfd that is a child cgroup (not "." or ".."). */
-static bool child_cgroup(int dirfd, const struct dirent *de)
+static bool child_cgroup_named(int dirfd, const char *name, unsigned char type)
 {
 	struct stat sb;
 
-	if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return false;
-	if (de->d_type != DT_UNKNOWN)
-		return de->d_type == DT_DIR;
-	return fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
+	if (type != DT_UNKNOWN)
+		return type == DT_DIR;
+	return fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode);
 }
+
+static bool child_cgroup(int dirfd, const struct dirent *de)
+{
+	return child_cgroup_named(dirfd, de->d_name, de->d_type);
+}
+
+/* getdents64's record (glibc declares none). */
+struct nsg_dirent64 {
+	__u64 d_ino;
+	__s64 d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
 
 /*
  * Whether dirfd's cgroup.procs lists a process other than pid; *other is its
@@ -338,49 +372,75 @@ static bool child_cgroup(int dirfd, const struct dirent *de)
  */
 static int other_proc(int dirfd, const char *name, pid_t pid, bool *found, long *other)
 {
-	cleanup_fclose FILE *f = fopen_at(dirfd, "cgroup.procs");
-	long v;
+	cleanup_close int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	char buf[512]; /* a sole cgroup lists one pid; a small buffer touches no new stack page */
+	long v = 0;
+	bool digits = false;
+	ssize_t n;
 
 	*found = false;
-	if (!f)
+	if (fd < 0)
 		return nsg_fail(errno, "open %s/cgroup.procs: %s", name, strerror(errno));
-	while (fscanf(f, "%ld", &v) == 1) {
-		if (v != pid) {
-			*found = true;
-			*other = v;
-			break;
+	/* Raw reads, not stdio (two calls fewer a level); a number may span two reads. */
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return nsg_fail(EIO, "read %s/cgroup.procs", name);
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				v = v * 10 + (buf[i] - '0');
+				digits = true;
+				if (v > INT_MAX)
+					return nsg_fail(EIO, "read %s/cgroup.procs: a pid out of range",
+							name);
+				continue;
+			}
+			if (digits && v != pid) {
+				*found = true;
+				*other = v;
+				return 0;
+			}
+			v = 0;
+			digits = false;
 		}
 	}
-	if (ferror(f))
-		return nsg_fail(EIO, "read %s/cgroup.procs", name);
+	if (digits && v != pid) {
+		*found = true;
+		*other = v;
+	}
 	return 0;
 }
 
 /* "populated 1" in <dirfd>/<child>/cgroup.events: processes in it or below. */
 static int child_populated(int dirfd, const char *name, const char *child, bool *populated)
 {
-	cleanup_free char *rel = NULL;
-	cleanup_fclose FILE *f = NULL;
-	char line[64];
+	cleanup_free char *rel = NULL, *text = NULL;
+	cleanup_close int fd = -1;
+	size_t len = 0;
+	int err;
 
 	*populated = false;
 	if (asprintf(&rel, "%s/cgroup.events", child) < 0) {
 		rel = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
-	f = fopen_at(dirfd, rel);
-	if (!f) {
+	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		if (errno == ENOENT) /* removed meanwhile */
 			return 0;
 		return nsg_fail(errno, "open %s/%s: %s", name, rel, strerror(errno));
 	}
-	while (fgets(line, sizeof(line), f))
-		if (strcmp(line, "populated 1\n") == 0)
+	/* A few short lines; raw reads, not stdio's fcntl and fstat. */
+	err = read_capped(fd, 4096, &text, &len);
+	if (err)
+		return nsg_fail(-err, "read %s/%s: %s", name, rel, strerror(-err));
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, "populated 1\n", 12) == 0)
 			*populated = true;
 	return 0;
 }
 
-/* The process's comm, or "?"; nsg_fail() makes it safe to print. */
 static void read_comm(const char *proc_root, long pid, char *comm, size_t len)
 {
 	cleanup_free char *path = NULL;
@@ -400,11 +460,11 @@ static void read_comm(const char *proc_root, long pid, char *comm, size_t len)
 int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root,
 			 const char *through)
 {
-	struct dirent *de;
+	char buf[1024] __attribute__((aligned(8)));
+	struct nsg_dirent64 *de = NULL;
 	bool found, populated;
 	long other = 0;
 	int dfd, err = 0;
-	DIR *d;
 
 	err = other_proc(dirfd, name, pid, &found, &other);
 	if (err)
@@ -428,51 +488,61 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
 	dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return nsg_fail(errno, "list %s: %s", name, strerror(errno));
-	d = fdopendir(dfd);
-	if (!d) {
-		err = nsg_fail(errno, "list %s: %s", name, strerror(errno));
-		close(dfd);
-		return err;
-	}
-	while ((de = readdir(d))) {
-		if (!child_cgroup(dirfd, de) || (through && strcmp(de->d_name, through) == 0))
+	/* getdents64 itself, not a DIR: opendir's fstat and two fcntl for a one-screen listing. */
+	for (;;) {
+		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
 			continue;
-		err = child_populated(dirfd, name, de->d_name, &populated);
-		if (err)
-			break;
-		if (populated) {
-			err = nsg_fail(EBUSY,
-				       "cgroup %s is shared: the cgroup %s/%.64s below it holds "
-				       "processes, " SHARED_ADVICE,
-				       name, name, de->d_name);
+		if (n < 0) {
+			err = nsg_fail(errno, "list %s: %s", name, strerror(errno));
 			break;
 		}
+		if (n == 0)
+			break;
+		for (long off = 0; off < n && !err; off += de->d_reclen) {
+			de = (struct nsg_dirent64 *)(buf + off);
+			if (!child_cgroup_named(dirfd, de->d_name, de->d_type) ||
+			    (through && strcmp(de->d_name, through) == 0))
+				continue;
+			err = child_populated(dirfd, name, de->d_name, &populated);
+			if (!err && populated)
+				err = nsg_fail(EBUSY,
+					       "cgroup %s is shared: the cgroup %s/%.64s below it holds "
+					       "processes, " SHARED_ADVICE,
+					       name, name, de->d_name);
+		}
+		if (err)
+			break;
 	}
-	closedir(d);
+	close(dfd);
 	return err;
 }
 
 int cgroup_check_sole(const char *cgroup_root, const char *path, const char *init_path, pid_t pid,
-		      const char *proc_root)
+		      const char *proc_root, int *fd_out, __u64 *id_out)
 {
 	cleanup_free char *name = NULL, *next = NULL;
-	cleanup_close int fd = -1;
+	cleanup_close int fd = -1, top = -1;
 	size_t n = strlen(path);
 	const char *rest;
 	struct stat sb;
 	int err = 0;
 
+	if (fd_out)
+		*fd_out = -1;
+
 	/* init_path is path or below it: check each level on the way down. */
 	if (strncmp(init_path, path, n) != 0 || (init_path[n] && init_path[n] != '/'))
 		return nsg_fail(EINVAL, "cgroup %.200s is not below %.200s", init_path, path);
 	rest = init_path + n;
-	fd = open_checked(cgroup_root, path, &sb);
-	if (fd < 0)
-		return fd;
+	top = open_checked(cgroup_root, path, &sb);
+	if (top < 0)
+		return top;
 	name = strdup(path);
 	if (!name)
 		return nsg_fail(ENOMEM, "out of memory");
-	for (;;) {
+	for (int cur = top;;) {
 		cleanup_close int child = -1;
 		char *longer;
 
@@ -482,20 +552,30 @@ int cgroup_check_sole(const char *cgroup_root, const char *path, const char *ini
 		next = *rest ? strndup(rest, strcspn(rest, "/")) : NULL;
 		if (*rest && !next)
 			return nsg_fail(ENOMEM, "out of memory");
-		err = cgroup_check_sole_at(fd, name, pid, proc_root, next);
-		if (err || !next)
+		err = cgroup_check_sole_at(cur, name, pid, proc_root, next);
+		if (err)
 			return err;
-		child = openat(fd, next, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (!next)
+			break;
+		child = openat(cur, next, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (child < 0)
 			return nsg_fail(errno, "open cgroup %s/%s: %s", name, next, strerror(errno));
 		if (asprintf(&longer, "%s/%s", name, next) < 0)
 			return nsg_fail(ENOMEM, "out of memory");
 		free(name);
 		name = longer;
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		fd = steal_fd(&child);
+		cur = fd;
 		rest += strlen(next);
 	}
+	if (fd_out) {
+		*fd_out = steal_fd(&top);
+		if (id_out)
+			*id_out = sb.st_ino;
+	}
+	return 0;
 }
 
 #ifndef FILEID_KERNFS

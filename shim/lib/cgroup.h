@@ -38,10 +38,12 @@ int cgroup_open(const char *cgroup_root, const char *path, __u64 *id_out);
  * only the child on the way to init_path may say "populated 1" in its
  * cgroup.events.  cgroup_check_sole_at checks one level of an open directory
  * (tests give it a tree of plain files), skipping the child named through
- * (NULL at init's own level); name is for messages.
+ * (NULL at init's own level); name is for messages.  With fd_out, a pass
+ * leaves path's directory open there and its cgroup id in *id_out: the
+ * cgroup checked is the one attached to, and no second open.
  */
 int cgroup_check_sole(const char *cgroup_root, const char *path, const char *init_path, pid_t pid,
-		      const char *proc_root);
+		      const char *proc_root, int *fd_out, __u64 *id_out);
 int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *proc_root,
 			 const char *through);
 
@@ -52,7 +54,12 @@ int cgroup_check_sole_at(int dirfd, const char *name, pid_t pid, const char *pro
  */
 int proc_stat_read(const char *proc_root, pid_t pid, char *state, __u64 *start);
 
-/* Forget the cached stat of the cgroup root: a process that outlives one hook calls it. */
+/* The start time of /proc/PID/stat, as proc_stat_read, once per hook for the init
+ * (the pid cgroup_path_of_pid found alive). */
+int proc_start_time(pid_t pid, __u64 *start);
+
+/* Forget the cached stat of the cgroup root and the init's start time: a process
+ * that outlives one hook calls it. */
 void cgroup_root_forget(void);
 
 /*

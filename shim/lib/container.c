@@ -210,7 +210,8 @@ int container_guard(const struct container_env *env, const struct container_spec
 	const char *id = spec->id, *cgroup_path = spec->cgroup_path;
 	pid_t pid = spec->pid;
 	struct nsguard_record rec = { 0 }, stale = { 0 };
-	cleanup_close int cgfd = -1, lock = -1;
+	cleanup_close int own_cgfd = -1, lock = -1;
+	int cgfd;
 	char *link_pin = NULL;
 	bool had_link, move = false;
 	__u64 cgid = 0;
@@ -218,7 +219,12 @@ int container_guard(const struct container_env *env, const struct container_spec
 
 	*claim_refused = false;
 	/* One open: the id checked is the id of the cgroup attached to. */
-	cgfd = env->cgroup_open(cgroup_path, &cgid);
+	if (spec->have_cgroup_fd) {
+		cgid = spec->cgroup_id;
+		cgfd = spec->cgroup_fd;
+	} else {
+		cgfd = own_cgfd = env->cgroup_open(cgroup_path, &cgid);
+	}
 	if (cgfd < 0)
 		return cgfd;
 	/* Before anything is attached: a failure here leaves nothing behind. */

@@ -62,6 +62,11 @@ struct container_spec {
 	bool shared; /* the admin allows other processes there (shared-cgroups) */
 	const char *learn_dir; /* learn mode: where the suggestion goes at the end */
 	const struct pod_identity *identity; /* pod, namespace, container; may be NULL */
+	/* The hook's open directory of cgroup_path and its id, from its checks
+	 * (cgroup_check_sole); borrowed.  false: container_guard opens it. */
+	bool have_cgroup_fd;
+	int cgroup_fd;
+	__u64 cgroup_id;
 };
 
 /*

@@ -40,9 +40,7 @@ static int live_link_state(__u64 cgroup_id)
 
 static int live_start_time(pid_t pid, __u64 *start)
 {
-	char state;
-
-	return proc_stat_read("/proc", pid, &state, start);
+	return proc_start_time(pid, start);
 }
 
 /*

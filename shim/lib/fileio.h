@@ -21,7 +21,7 @@ int mkdir_p(const char *path, mode_t mode);
 /* write(2) all of buf, retrying on EINTR and short writes; 0 or -errno. */
 int write_all(int fd, const char *buf, size_t len);
 
-/* fsync(2) a directory, so that a rename in it lasts; records the message. */
+/* fsync(2) a directory, so that a rename in it lasts (not on tmpfs); records the message. */
 int fsync_dir(const char *dir);
 
 /*

@@ -67,10 +67,15 @@ static const char *libbpf_detail(void)
 	return libbpf_last[0] ? libbpf_last : "no details; run with -vv for libbpf's log";
 }
 
+/*
+ * The LSM list is set at boot: one read per process answers every ask (#32),
+ * and none when the program is pinned (open_at: pinned in this boot by an
+ * nsguard that found the BPF LSM active).
+ */
+static bool active;
+
 int guard_lsm_check(char *list, size_t len)
 {
-	/* The LSM list is set at boot: one read per process answers every ask (#32). */
-	static bool active;
 	cleanup_fclose FILE *f = NULL;
 	char buf[512] = "", *tok, *save = NULL, copy[512];
 	int err = 0;
@@ -234,6 +239,20 @@ unsigned long long guard_pinned_seq(const char *dir)
 
 static unsigned pinned_abi(const char *dir, char *out, size_t len);
 
+/*
+ * The possible CPUs (the size of a per-CPU value), fixed per boot: the load
+ * that made the pins wrote them beside abi-<hash> as cpus-<n> (bpffs, like
+ * the LSM list, lasts one boot), so a hook that lists the pins reads no
+ * /sys/devices/system/cpu/possible.  Pins without it: libbpf's count.
+ */
+#define NSGUARD_MAX_CPUS 65536
+static int pinned_ncpu;
+
+static int possible_cpus(void)
+{
+	return pinned_ncpu > 0 ? pinned_ncpu : libbpf_num_possible_cpus();
+}
+
 bool guard_pinned_abi_is_ours(const char *dir)
 {
 	char abi[GUARD_ABI_LEN], found[64];
@@ -250,13 +269,16 @@ bool guard_pinned_abi_is_ours(const char *dir)
 static unsigned pinned_abi(const char *dir, char *out, size_t len)
 {
 	cleanup_closedir DIR *d = opendir(dir);
-	unsigned present = 0;
+	unsigned present = 0, v = 0;
 	struct dirent *e;
 
 	snprintf(out, len, "%s", "");
 	while (d && (e = readdir(d))) {
 		if (strncmp(e->d_name, "abi-", 4) == 0)
 			snprintf(out, len, "%s", out[0] ? "?" : e->d_name + 4);
+		if (strncmp(e->d_name, "cpus-", 5) == 0 &&
+		    parse_uint(e->d_name + 5, NSGUARD_MAX_CPUS, &v) == 0 && v > 0)
+			pinned_ncpu = (int)v;
 		for (size_t i = 0; i < ARRAY_SIZE(pins); i++)
 			if (strcmp(e->d_name, pins[i].name) == 0)
 				present |= 1u << i;
@@ -278,12 +300,11 @@ static int stale(const struct guard *g, const char *why)
  * The abi-* marker in g->dir is this build's; *present, the pins there
  * (a hook opens a few, and must still see a set missing any).
  */
-static int check_marker(const struct guard *g, unsigned *present)
+static int check_marker(const struct guard *g, const char *found)
 {
-	char abi[GUARD_ABI_LEN], found[64], why[160];
+	char abi[GUARD_ABI_LEN], why[160];
 
 	guard_abi(abi);
-	*present = pinned_abi(g->dir, found, sizeof(found));
 	if (strcmp(found, abi) == 0)
 		return 0;
 	snprintf(why, sizeof(why), "its ABI is %s, this nsguard's is %s",
@@ -356,7 +377,8 @@ static void unpin_all(const char *dir)
 		unlink(path);
 	}
 	while (d && (e = readdir(d))) {
-		if (strncmp(e->d_name, "abi-", 4) != 0 && strncmp(e->d_name, "seq-", 4) != 0)
+		if (strncmp(e->d_name, "abi-", 4) != 0 && strncmp(e->d_name, "seq-", 4) != 0 &&
+		    strncmp(e->d_name, "cpus-", 5) != 0)
 			continue;
 		pin_path(path, sizeof(path), dir, e->d_name);
 		rmdir(path);
@@ -393,6 +415,13 @@ static int load_and_pin(struct guard *g)
 	}
 	snprintf(path, sizeof(path), "%s/abi-%s", g->dir, abi);
 	if (mkdir(path, 0700) < 0) {
+		err = nsg_fail(errno, "cannot create %s: %s", path, strerror(errno));
+		goto out;
+	}
+	/* What every later hook would otherwise read from sysfs (possible_cpus). */
+	fd = libbpf_num_possible_cpus();
+	snprintf(path, sizeof(path), "%s/cpus-%d", g->dir, fd);
+	if (fd > 0 && mkdir(path, 0700) < 0) {
 		err = nsg_fail(errno, "cannot create %s: %s", path, strerror(errno));
 		goto out;
 	}
@@ -472,10 +501,9 @@ int guard_lock(int *fd_out)
  * that lacks one (the marker's listing shows every pin, opened or not) is
  * -ESTALE too (an upgrade rebuilds either).
  */
-static int open_pinned(struct guard *g, unsigned which)
+static int open_pinned(struct guard *g, unsigned which, unsigned present, const char *found)
 {
-	unsigned present = 0;
-	int err = check_marker(g, &present);
+	int err = check_marker(g, found);
 
 	if (err)
 		return err;
@@ -499,28 +527,35 @@ static int open_pinned(struct guard *g, unsigned which)
 
 static int open_at(struct guard *g, const char *dir, bool load, unsigned which)
 {
-	char prog[256];
+	char prog[256], found[64];
+	unsigned present;
 	int err = 0;
 
 	guard_init(g, dir);
 	libbpf_setup();
+	/*
+	 * One listing: is the set there, whose is it, which pins does it hold.
+	 * A pinned program was loaded in this boot (bpffs does not outlast
+	 * one) by an nsguard that found bpffs mounted and the BPF LSM active
+	 * (the LSM list is set at boot), so a warm hook asks neither again.
+	 */
+	present = pinned_abi(dir, found, sizeof(found));
+	if (present & (1u << GUARD_PIN_I_PROG)) {
+		err = open_pinned(g, which, present, found);
+		active = active || err == 0;
+		return err;
+	}
 	err = bpffs_check();
 	if (err)
 		return err;
 	pin_path(prog, sizeof(prog), dir, "prog");
-	if (!load) {
-		if (access(prog, F_OK) < 0)
-			return nsg_fail(ENOENT, "the nsguard program is not loaded (no %s)", prog);
-		return open_pinned(g, which);
-	}
-
+	if (!load)
+		return nsg_fail(ENOENT, "the nsguard program is not loaded (no %s)", prog);
 	/* Without the LSM a loaded program would never run: do not even load. */
 	err = guard_lsm_check(NULL, 0);
 	if (err)
 		return err;
 	/* The caller holds guard_lock(): two hooks never load twice. */
-	if (access(prog, F_OK) == 0)
-		return open_pinned(g, which);
 	return load_and_pin(g);
 }
 
@@ -664,7 +699,7 @@ static int reset_storage(struct guard *g, __u64 cgroup_id, bool counters)
 {
 	const struct nsguard_policy deny = { 0 };
 	cleanup_free void *zeros = NULL;
-	int ncpu = libbpf_num_possible_cpus(), err;
+	int ncpu = possible_cpus(), err;
 
 	err = fault("reset") ?: bpf_map_update_elem(g->policies_fd, &cgroup_id, &deny, BPF_EXIST);
 	if (err == -ENOENT)
@@ -1085,7 +1120,7 @@ int guard_read_policy(struct guard *g, __u64 cgroup_id, struct nsguard_policy *p
 static int read_percpu(int fd, const void *key, __u64 *sum, size_t size)
 {
 	cleanup_free char *buf = NULL;
-	int ncpu = libbpf_num_possible_cpus();
+	int ncpu = possible_cpus();
 	int err = 0;
 
 	if (ncpu <= 0)

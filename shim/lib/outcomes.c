@@ -71,11 +71,9 @@ static void parse(const char *text, unsigned long long c[HOOK_RESULT_COUNT][HOOK
 }
 
 /* Read all of fd (at offset 0) into *text, malloc'd and NUL-terminated. */
-static int slurp(int fd, char **text)
+static int slurp(int fd, char **text, size_t *len)
 {
-	size_t len = 0;
-
-	return read_capped(fd, 1 << 16, text, &len);
+	return read_capped(fd, 1 << 16, text, len);
 }
 
 int outcomes_read(const char *path,
@@ -83,6 +81,7 @@ int outcomes_read(const char *path,
 {
 	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	cleanup_free char *text = NULL;
+	size_t len = 0;
 	int err;
 
 	parse("", counts);
@@ -92,7 +91,7 @@ int outcomes_read(const char *path,
 	err = lockfile_wait(fd, path, LOCK_SH, OUTCOMES_READ_WAIT_MS, "the hooks' outcome counts are not read");
 	if (err)
 		return err;
-	err = slurp(fd, &text);
+	err = slurp(fd, &text, &len);
 	if (err)
 		return nsg_fail(-err, "%s: %s", path, strerror(-err));
 	parse(text, counts);
@@ -105,7 +104,7 @@ int outcomes_add(const char *path, enum hook_result result, enum hook_reason rea
 	cleanup_free char *text = NULL;
 	cleanup_close int fd = -1;
 	char out[4096];
-	size_t len = 0;
+	size_t len = 0, old_len = 0;
 	int err;
 
 	if ((unsigned)result >= HOOK_RESULT_COUNT || (unsigned)reason >= HOOK_REASON_COUNT)
@@ -120,7 +119,7 @@ int outcomes_add(const char *path, enum hook_result result, enum hook_reason rea
 	err = lockfile_wait(fd, path, LOCK_EX, OUTCOMES_ADD_WAIT_MS, "not counted");
 	if (err)
 		return err;
-	err = slurp(fd, &text);
+	err = slurp(fd, &text, &old_len);
 	if (err)
 		return nsg_fail(-err, "%s: %s", path, strerror(-err));
 	parse(text, c);
@@ -134,9 +133,10 @@ int outcomes_add(const char *path, enum hook_result result, enum hook_reason rea
 	 * Rewritten in place under the lock (readers take it shared): the new
 	 * text first, then the length, so a hook killed in between (a runtime's
 	 * timeout) leaves counts, never an empty file.  Counts only grow, so
-	 * the new text is never shorter than a line of the old.
+	 * the new text is never shorter than a line of the old; the length is
+	 * cut only when the old text held more (lines nsguard did not write).
 	 */
-	if (pwrite(fd, out, len, 0) != (ssize_t)len || ftruncate(fd, len) < 0)
+	if (pwrite(fd, out, len, 0) != (ssize_t)len || (len < old_len && ftruncate(fd, len) < 0))
 		return nsg_fail(errno ?: EIO, "%s: %s", path, strerror(errno ?: EIO));
 	return 0;
 }

@@ -126,7 +126,7 @@ static char *index_entry(const char *dir, __u64 cgroup_id, bool tmp)
 	char *p = NULL;
 
 	if (asprintf(&p, tmp ? "%s/" RECORD_INDEX "/.%llu.%d" : "%s/" RECORD_INDEX "/%llu", dir,
-		     (unsigned long long)cgroup_id, (int)getpid()) < 0)
+		     (unsigned long long)cgroup_id, tmp ? (int)getpid() : 0) < 0)
 		return NULL;
 	return p;
 }
@@ -524,7 +524,9 @@ int record_retire(const char *dir, const char *id, __u64 cgroup_id)
 	if (err < 0)
 		return err;
 	/* Naming the container's late events is worth less than removing it. */
-	if (mkdir_p(g, 0700) == 0 && rename(path, to) == 0) {
+	/* The gone directory is almost always there: made on ENOENT. */
+	if (rename(path, to) == 0 ||
+	    (errno == ENOENT && mkdir_p(g, 0700) == 0 && rename(path, to) == 0)) {
 		cleanup_free char *entry = index_entry(dir, cgroup_id, false);
 		struct stat a, b;
 

@@ -103,6 +103,45 @@ static int ns_path(const char *proc_root, const char *pid, const char *ns, char 
 	return 0;
 }
 
+/*
+ * One pass over /proc: the host-capabilities check and scope_resolve ask
+ * about the same namespaces and the same status file.  Each is read once
+ * per hook (scope_forget: the agent's next request starts afresh); what
+ * they show of the init is fixed while it waits in createRuntime, and the
+ * hook's pidfd checks afterwards that it was the init's all along.
+ */
+static struct {
+	char path[64];
+	struct stat sb;
+} ns_memo[12];
+static size_t n_ns_memo;
+static char status_path[64];
+static char *status_text;
+
+void scope_forget(void)
+{
+	n_ns_memo = 0;
+	status_path[0] = '\0';
+	free(status_text);
+	status_text = NULL;
+}
+
+static int stat_memo(const char *path, struct stat *sb)
+{
+	for (size_t i = 0; i < n_ns_memo; i++)
+		if (strcmp(ns_memo[i].path, path) == 0) {
+			*sb = ns_memo[i].sb;
+			return 0;
+		}
+	if (stat(path, sb) < 0)
+		return -1;
+	if (n_ns_memo < ARRAY_SIZE(ns_memo) && strlen(path) < sizeof(ns_memo[0].path)) {
+		strcpy(ns_memo[n_ns_memo].path, path);
+		ns_memo[n_ns_memo++].sb = *sb;
+	}
+	return 0;
+}
+
 /* Whether pid shares namespace ns (cgroup, user) with this process. */
 static int same_ns(const char *proc_root, pid_t pid, const char *ns, bool *same)
 {
@@ -117,9 +156,9 @@ static int same_ns(const char *proc_root, pid_t pid, const char *ns, bool *same)
 		err = ns_path(proc_root, pidbuf, ns, &theirs);
 	if (err)
 		return err;
-	if (stat(mine, &a) < 0)
+	if (stat_memo(mine, &a) < 0)
 		return nsg_fail(errno, "stat %s: %s", mine, strerror(errno));
-	if (stat(theirs, &b) < 0)
+	if (stat_memo(theirs, &b) < 0)
 		return nsg_fail(errno == ENOENT ? ESRCH : errno, "stat %s: %s", theirs,
 				strerror(errno));
 	*same = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
@@ -209,24 +248,37 @@ static int runs_as_host_root(const char *proc_root, pid_t pid, bool *host_root, 
  */
 static int status_line(const char *proc_root, pid_t pid, const char *key, char **line_out)
 {
-	cleanup_free char *path = NULL, *line = NULL;
-	cleanup_fclose FILE *f = NULL;
-	size_t cap = 0;
+	cleanup_free char *path = NULL;
+	cleanup_close int fd = -1;
+	size_t len = 0, klen = strlen(key);
+	const char *p;
+	int err;
 
 	*line_out = NULL;
 	if (asprintf(&path, "%s/%d/status", proc_root, (int)pid) < 0) {
 		path = NULL;
 		return nsg_fail(ENOMEM, "out of memory");
 	}
-	f = fopen(path, "re");
-	if (!f)
-		return nsg_fail(errno == ENOENT ? ESRCH : errno, "open %s: %s", path, strerror(errno));
-	while (getline(&line, &cap, f) > 0) {
-		if (strncmp(line, key, strlen(key)) != 0)
+	if (!status_text || strcmp(status_path, path) != 0) {
+		free(status_text);
+		status_text = NULL;
+		status_path[0] = '\0';
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return nsg_fail(errno == ENOENT ? ESRCH : errno, "open %s: %s", path,
+					strerror(errno));
+		err = read_capped(fd, 1 << 16, &status_text, &len);
+		if (err)
+			return nsg_fail(err == -ESRCH ? ESRCH : -err, "read %s: %s", path,
+					strerror(-err));
+		if (strlen(path) < sizeof(status_path))
+			strcpy(status_path, path);
+	}
+	for (p = status_text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, key, klen) != 0)
 			continue;
-		line[strcspn(line, "\n")] = '\0';
-		*line_out = steal_pointer(&line);
-		return 0;
+		*line_out = strndup(p, strcspn(p, "\n"));
+		return *line_out ? 0 : nsg_fail(ENOMEM, "out of memory");
 	}
 	return nsg_fail(ESRCH, "%s has no %s line (the process has exited)", path, key);
 }
@@ -265,7 +317,7 @@ static int mnt_ns_ours(const char *proc_root, pid_t pid, bool *ours)
 	owner = ioctl(ns, NS_GET_USERNS);
 	if (owner < 0)
 		return nsg_fail(errno, "the owner of %s: %s", path, strerror(errno));
-	if (fstat(owner, &a) < 0 || stat(self, &b) < 0)
+	if (fstat(owner, &a) < 0 || stat_memo(self, &b) < 0)
 		return nsg_fail(errno, "stat %s: %s", self, strerror(errno));
 	*ours = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 	return 0;

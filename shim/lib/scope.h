@@ -49,6 +49,9 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
  */
 int scope_host_caps(const char *proc_root, const struct oci_state *st);
 
+/* Forget what one hook read of /proc (the agent, before its next request). */
+void scope_forget(void);
+
 /*
  * target is the cgroup the runtime made for the container from config.json's
  * linux.cgroupsPath, or below it (-EPERM naming both otherwise):

@@ -248,6 +248,24 @@ static void t_sole(void)
 	ASSERT_OK(fake_cg(dir, ".", "42\n", true));
 	ASSERT_OK(fake_cg(dir, "a", "", true));
 	sole_case(dir, 42, -EBUSY, "the cgroup /ct/a below it holds processes");
+	ASSERT_OK(fake_cg(dir, "a", "", false));
+	/* A pid split across two reads (at 512 and 4096 bytes) is one pid, not 1 and 2345. */
+	{
+		static char procs[4095 + 7];
+
+		for (int i = 0; i < 4095; i += 3)
+			memcpy(procs + i, "42\n", 3);
+		strcpy(procs + 4095, "12345\n");
+		ASSERT_OK(fake_cg(dir, ".", procs, true));
+		sole_case(dir, 42, -EBUSY, "holds process 12345 (?)");
+		/* 510 bytes of "42\n" then 12345: split at 512. */
+		strcpy(procs + 510, "12345\n");
+		ASSERT_OK(fake_cg(dir, ".", procs, true));
+		sole_case(dir, 42, -EBUSY, "holds process 12345 (?)");
+		/* The last line without its newline still counts. */
+		ASSERT_OK(fake_cg(dir, ".", "42\n7", true));
+		sole_case(dir, 42, -EBUSY, "holds process 7 (?)");
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ASSERT_EQ(0, system(cmd));
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +78,24 @@ static void t_foreign_lines(void)
 	ASSERT_OK(outcomes_read(path, c));
 	ASSERT_EQ_U64(1, c[HOOK_GUARDED][HOOK_REASON_NONE]);
 	ASSERT_EQ_U64(6, c[HOOK_REFUSED][HOOK_REASON_SCOPE]);
+	/* The rewrite is shorter than the foreign text: cut to nsguard's lines. */
+	{
+		struct stat sb;
+
+		ASSERT_EQ(0, stat(path, &sb));
+		ASSERT_EQ((long long)strlen("guarded none 1\nrefused scope 6\n"), (long long)sb.st_size);
+	}
+	/* Bytes past a NUL are the old length too: nothing of them survives a rewrite. */
+	f = fopen(path, "w");
+	ASSERT_TRUE(f != NULL);
+	if (!f)
+		return;
+	fwrite("guarded none 5\0refused state 999\n", 1, 33, f);
+	fclose(f);
+	ASSERT_OK(outcomes_add(path, HOOK_GUARDED, HOOK_REASON_NONE));
+	ASSERT_OK(outcomes_read(path, c));
+	ASSERT_EQ_U64(6, c[HOOK_GUARDED][HOOK_REASON_NONE]);
+	ASSERT_EQ_U64(0, c[HOOK_REFUSED][HOOK_REASON_STATE]);
 }
 
 /* No directory: not counted, no message (a host where nsguard never ran). */

@@ -153,7 +153,7 @@ static void t_sole_through(void)
 		close(fd);
 	}
 	/* The path walk refuses an init that is not below the cgroup. */
-	ASSERT_ERR(-EINVAL, cgroup_check_sole(dir, "/ct/sub", "/ct/subx", 42, "/nonexistent"));
+	ASSERT_ERR(-EINVAL, cgroup_check_sole(dir, "/ct/sub", "/ct/subx", 42, "/nonexistent", NULL, NULL));
 	ASSERT_MSG("is not below");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ASSERT_EQ(0, system(cmd));
