@@ -268,8 +268,9 @@ cf() { # cf configure|unconfigure [--dry-run]: nsguard on $CF's config
 		>"$CF/out" 2>&1
 }
 case_configure_v2x() {
-	local dump want t="plugins.'$CF_CRI'.containerd"
+	local dump want t
 	cf_setup "$1" || return 1
+	t="plugins.'$CF_CRI'.containerd"
 	cf configure --dry-run || { CT_WHY="--dry-run: $(cat "$CF/out")"; return 1; }
 	grep -q "^+.*runtimes.nsguard-audit" "$CF/out" || { CT_WHY="--dry-run shows no handler: $(head -n 5 "$CF/out")"; return 1; }
 	[ ! -e "$CF/conf.d/nsguard.toml" ] || { CT_WHY="--dry-run wrote the drop-in"; return 1; }
@@ -285,8 +286,10 @@ case_configure_v2x() {
 	# The node's runc handler as it was: its SystemdCgroup kept by the merge.
 	awk -v t="[$t.runtimes.runc.options]" '$0 ~ /^ *\[/ { on = (index($0, t) > 0) } on' <<<"$dump" |
 		grep -q 'SystemdCgroup = true' || { CT_WHY="the node's runc handler lost SystemdCgroup = true"; return 1; }
-	cf configure --dry-run && grep -q 'already configured' "$CF/out" ||
-		{ CT_WHY="--dry-run when configured: $(cat "$CF/out")"; return 1; }
+	if ! cf configure --dry-run || ! grep -q 'already configured' "$CF/out"; then
+		CT_WHY="--dry-run when configured: $(cat "$CF/out")"
+		return 1
+	fi
 	cf unconfigure || { CT_WHY="unconfigure: $(cat "$CF/out")"; return 1; }
 	[ ! -e "$CF/conf.d/nsguard.toml" ] || { CT_WHY="unconfigure left the drop-in"; return 1; }
 	cmp -s "$CF/config.toml" "$CF/config.before" || { CT_WHY="config.toml changed"; return 1; }
