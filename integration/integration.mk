@@ -138,14 +138,17 @@ check-rootfs-current: | $(RESULTS)
 		'integration/build-rootfs --link $(ROOTFS_CURRENT) current >/dev/null && \
 		echo "PASS: rootfs-current: $$(cat $(ROOTFS_CURRENT)/.nsguard-done)"'
 
-# The client suites on it, in the 6.12 guest: the parts as on Debian 12
-# (current-runc: the container scripts under runc; current-node: the
-# wrapper, containerd 2 via ctr, Docker 28; current-podman: podman 5's
-# hooks.d; current-cri-agent: Kubernetes pods through containerd 2's CRI,
-# the agent and its peer checks).
+# The client suites on it, in the 6.12 guest, a boot each as on Debian 12:
+# current-runc (the container scripts under runc 1.3), current-node (the
+# wrapper, containerd 2 via ctr and its configure drop-in, Docker 28),
+# current-podman (podman 5's hooks.d), current-agent (the agent and its
+# peer checks), current-cri (Kubernetes pods through containerd 2's CRI:
+# client-cri.sh still writes containerd 1.6's config, so not yet in
+# make check).  Measured on the older 6.12 build, one vCPU, two guests
+# side by side (2026-12-07): node about 5 min, agent 4m30s, podman 50 s.
 CURRENT_PARTS := check-clients-current-runc check-clients-current-node check-clients-current-podman \
-	check-clients-current-cri-agent
-current_clients = $(or $(filter-out cri-agent node,$(1)),$(if $(filter node,$(1)),wrapper containerd docker,cri agent))
+	check-clients-current-agent check-clients-current-cri
+current_clients = $(if $(filter node,$(1)),wrapper containerd docker,$(1))
 .PHONY: $(CURRENT_PARTS) check-clients-current
 check-clients-current: $(CURRENT_PARTS)
 $(CURRENT_PARTS): check-clients-current-%: all $(GUEST_DEPS) check-kernel-6.12 check-rootfs-current | $(RESULTS)
