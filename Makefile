@@ -143,6 +143,9 @@ PARALLEL_PARTS = $(MAKE) -k -j$(CHECK_JOBS) --output-sync=target
 # which waits for check-kernel (integration/lint.mk).  check-lint includes
 # the man-page lint.
 CHECK_HOST_PARTS := check-unit check-lint
+# The current userland's root filesystem (integration/build-rootfs: about a
+# minute, mostly download) starts with the run too; check-rootfs-current
+# waits for it (its lock) and reports it.
 # The 6.12 kernel (about 25 CPU minutes) starts with the run, at nice 10:
 # it takes what the 6.1 build, the host parts and the guests leave idle.
 # check-kernel-6.12 then waits for it (build-kernel's lock) and reports it;
@@ -160,6 +163,7 @@ CHECK_HOST_PARTS := check-unit check-lint
 # a prerequisite that is a job of its own (deps-quiet): make would give that
 # job's slot to a later part.
 CHECK_PARTS := check-kernel-6.12 check-clients-runc check-clients-node check-guest check-guest-6.12 \
+	check-rootfs-current check-clients-current-node check-clients-current-agent check-clients-current-podman \
 	check-concurrency check-clients-cri check-kselftest check-clients-agent check-clients-podman check-host \
 	check-node check-lsm-off \
 	check-selinux check-install check-build-only check-repro check-deb check-image
@@ -170,6 +174,8 @@ check: | deps-quiet
 	$(Q)export NSGUARD_PHASES=$(abspath $(PHASES)) NSGUARD_SMP=1; \
 	integration/phases run kernel-6.12-niced nice -n 10 kernel-patches/build-kernel --version 6.12 \
 		>$(RESULTS)/kernel-6.12-niced.out 2>&1 & niced=$$!; \
+	integration/phases run rootfs-current-download integration/build-rootfs current \
+		>$(RESULTS)/rootfs-current-download.out 2>&1 & rootfs=$$!; \
 	$(PARALLEL_PARTS) check-early || true; \
 	integration/run-part $(RESULTS) build $(MAKE) all $(GUEST_DEPS) || true; \
 	if grep -q '^FAIL: ' $(RESULTS)/kernel.log $(RESULTS)/build.log; then \
@@ -178,7 +184,7 @@ check: | deps-quiet
 	else \
 		$(PARALLEL_PARTS) check-late || true; \
 	fi; \
-	wait $$niced || true
+	wait $$niced || true; wait $$rootfs || true
 	$(Q)integration/phases report $(if $(CHECK_BUDGET),--budget $(CHECK_BUDGET)) $(PHASES) \
 		$(CHECK_PHASES_EXTRA)
 	$(Q)integration/summarize $(RESULTS)

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,25 +302,128 @@ static char *dropin_path(const char *config)
 	return p;
 }
 
-/* Whether `containerd config dump` of config lists path among its imports. */
-static bool imported(const struct conf *c, const char *path)
+/* `containerd --config FILE config dump`: the config as containerd reads it. */
+static int containerd_dump(const struct conf *c, char **dump)
 {
 	char *const argv[] = { (char *)c->containerd, (char *)"--config", (char *)c->file,
 			       (char *)"config", (char *)"dump", NULL };
-	cleanup_free char *dump = NULL, *quoted = NULL;
-	char *start, *end;
 
-	if (conf_spawn(argv, &dump) < 0 || asprintf(&quoted, "\"%s\"", path) < 0) {
-		nsg_clear_error();
-		return false;
+	return conf_spawn(argv, dump);
+}
+
+/* N of the first line "version = N" of text (before any table), else 0. */
+static int toml_version(const char *text)
+{
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		l += strspn(l, " \t");
+		if (*l == '[')
+			return 0;
+		if (strncmp(l, "version", 7) == 0) {
+			l += 7 + strspn(l + 7, " \t");
+			if (*l == '=')
+				return atoi(l + 1);
+		}
 	}
-	/* imports = ["...", ...], on one line or more. */
-	start = strstr(dump, "\nimports = [");
+	return 0;
+}
+
+/*
+ * Whether the dump's imports name path: 1.6/1.7 list the files read
+ * ("..."), 2.x the patterns as written ('...', globs as Go's filepath.Glob,
+ * relative to config.toml's directory).
+ */
+static bool imported(const struct conf *c, const char *dump, const char *path)
+{
+	cleanup_free char *dir = NULL, *base = NULL;
+	const char *start = strstr(dump, "\nimports = ["), *end;
+
 	end = start ? strchr(start, ']') : NULL;
-	if (!end)
+	if (!end || conf_split(c->file, &dir, &base) < 0)
 		return false;
-	*end = '\0';
-	return strstr(start, quoted) != NULL;
+	for (const char *q = strpbrk(start, "'\""); q && q < end; q = strpbrk(q, "'\"")) {
+		const char *close = strchr(q + 1, *q);
+		cleanup_free char *pat = NULL;
+
+		if (!close || close > end)
+			return false;
+		if (asprintf(&pat, "%s%s%.*s", q[1] == '/' ? "" : dir, q[1] == '/' ? "" : "/",
+			     (int)(close - q - 1), q + 1) < 0)
+			return false;
+		if (strcmp(pat, path) == 0 || fnmatch(pat, path, FNM_PATHNAME) == 0)
+			return true;
+		q = close + 1;
+	}
+	return false;
+}
+
+/*
+ * containerd's two ways with an import, one row each (config.toml's own
+ * version, and the version `config dump` shows: 2 from 1.6/1.7, 3 from 2.x,
+ * which migrates a version 2 config.toml).  1.6/1.7 replace a whole plugin
+ * section with an import's, so the drop-in carries the node's CRI section
+ * (nsguard-cri-dropin).  2.x merges an import table by table (mergeConfig
+ * in cmd/containerd/server/config/config.go: mergo.Merge with override,
+ * maps by key; checked in the guest, client-containerd.sh), and refuses a
+ * drop-in of a higher version than config.toml's: its drop-in is the
+ * handlers alone, in config.toml's version's layout.
+ */
+static const struct containerd_layout {
+	int dump_version, file_version;
+	const char *runtimes; /* the handlers, in --share */
+	bool whole_section;   /* 1.6/1.7: nsguard-cri-dropin writes it */
+} containerd_layouts[] = {
+	{ 2, 2, "nsguard-runtimes.toml", true },
+	{ 3, 2, "nsguard-runtimes.toml", false },
+	{ 3, 3, "nsguard-runtimes-v3.toml", false },
+};
+
+#define CONTAINERD_MARK "# containerd CRI drop-in written by nsguard"
+
+/* The drop-in of the handlers alone (2.x): config.toml's version, then each file but its own version line. */
+static int containerd_handlers(const struct conf *c, const struct containerd_layout *l,
+			       const char *runtimes, char **out)
+{
+	const char *files[1 + sizeof(c->extra) / sizeof(c->extra[0])];
+	size_t n = 0, len = 0;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, &len);
+	int err = 0;
+
+	if (!f)
+		return nsg_fail(ENOMEM, "out of memory");
+	fprintf(f, "%s configure (containerd 2.x merges an import table by table: the handlers alone)\n"
+		   "version = %d\n",
+		CONTAINERD_MARK, l->file_version);
+	files[n++] = runtimes;
+	for (size_t i = 0; i < c->n_extra; i++)
+		files[n++] = c->extra[i];
+	for (size_t i = 0; i < n && !err; i++) {
+		cleanup_free char *text = NULL;
+		size_t tlen;
+		bool existed;
+
+		err = conf_read_file(files[i], &text, &tlen, &existed);
+		if (!err && !existed)
+			err = nsg_fail(ENOENT, "%s: no such file", files[i]);
+		if (!err && toml_version(text) != l->file_version)
+			err = nsg_fail(EINVAL, "%s: not version %d's layout, which %s has (containerd 2.x "
+					       "refuses a drop-in of another version)",
+				       files[i], l->file_version, c->file);
+		for (char *line = text, *next; !err && line && *line; line = next) {
+			next = strchr(line, '\n');
+			next = next ? next + 1 : NULL;
+			if (strncmp(line + strspn(line, " \t"), "version", 7) != 0)
+				fprintf(f, "%.*s", next ? (int)(next - line) : (int)strlen(line), line);
+		}
+		fputc('\n', f);
+	}
+	fclose(f);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	return 0;
 }
 
 /*
@@ -331,19 +435,19 @@ static bool imported(const struct conf *c, const char *path)
 static int containerd(const struct conf *c, bool add)
 {
 	cleanup_free char *dropin = dropin_path(c->file), *script = NULL, *runtimes = NULL,
-			  *text = NULL;
+			  *text = NULL, *dump = NULL, *cfg = NULL, *handlers = NULL;
+	const struct containerd_layout *l = NULL;
 	char *argv[24];
-	size_t n = 0, len;
-	bool existed;
-	int err;
+	size_t n = 0, len, cfg_len;
+	bool existed, cfg_existed;
+	int err, dump_version, file_version;
 
-	if (!dropin || asprintf(&script, "%s/nsguard-cri-dropin", c->share) < 0 ||
-	    asprintf(&runtimes, "%s/nsguard-runtimes.toml", c->share) < 0)
+	if (!dropin)
 		return nsg_fail(ENOMEM, "out of memory");
 	err = conf_read_file(dropin, &text, &len, &existed);
 	if (err)
 		return err;
-	if (existed && !strstr(text, "# containerd CRI drop-in written by nsguard-cri-dropin"))
+	if (existed && !strstr(text, CONTAINERD_MARK))
 		return nsg_fail(EEXIST, "%s is not nsguard's drop-in: left alone", dropin);
 	if (!add) {
 		if (!existed) {
@@ -357,15 +461,44 @@ static int containerd(const struct conf *c, bool add)
 		printf("%s: removed; restart containerd\n", dropin);
 		return 0;
 	}
-	if (access(script, X_OK) < 0 || access(runtimes, R_OK) < 0)
+	/* Which containerd and which config.toml: the layout table's row. */
+	err = containerd_dump(c, &dump) ?: conf_read_file(c->file, &cfg, &cfg_len, &cfg_existed);
+	if (err)
+		return err;
+	dump_version = toml_version(dump);
+	file_version = toml_version(cfg) ?: dump_version;
+	for (size_t i = 0; i < sizeof(containerd_layouts) / sizeof(containerd_layouts[0]); i++)
+		if (containerd_layouts[i].dump_version == dump_version &&
+		    containerd_layouts[i].file_version == file_version)
+			l = &containerd_layouts[i];
+	if (!l)
+		return nsg_fail(ENOTSUP, "%s: config version %d read by a containerd of config version %d: "
+					 "nsguard knows 2 (containerd 1.6, 1.7) and 2 or 3 (containerd 2.x)",
+				c->file, file_version, dump_version);
+	if (asprintf(&script, "%s/nsguard-cri-dropin", c->share) < 0 ||
+	    asprintf(&runtimes, "%s/%s", c->share, l->runtimes) < 0)
+		return nsg_fail(ENOMEM, "out of memory");
+	if ((l->whole_section && access(script, X_OK) < 0) || access(runtimes, R_OK) < 0)
 		return nsg_fail(ENOENT, "%s or %s: %s (make install puts them there; --share names "
 					"another place)",
 				script, runtimes, strerror(errno));
-	err = conf_trusted(script) ?: conf_trusted(runtimes);
+	err = (l->whole_section ? conf_trusted(script) : 0) ?: conf_trusted(runtimes);
 	for (size_t i = 0; !err && i < c->n_extra; i++)
 		err = conf_trusted(c->extra[i]);
 	if (err)
 		return err;
+	if (!l->whole_section) {
+		err = containerd_handlers(c, l, runtimes, &handlers);
+		if (err)
+			return err;
+		if (c->dry_run) {
+			if (strcmp(text, handlers) == 0) {
+				printf("%s: already configured\n", dropin);
+				return 0;
+			}
+			return conf_show_diff(dropin, text, handlers);
+		}
+	}
 	argv[n++] = script;
 	argv[n++] = (char *)"--config";
 	argv[n++] = (char *)c->file;
@@ -394,26 +527,34 @@ static int containerd(const struct conf *c, bool add)
 	err = mkdir_p(strrchr(dropin, '/') ? dirname(strdupa(dropin)) : ".", 0755);
 	if (err)
 		return nsg_fail(-err, "%s: %s", dropin, strerror(-err));
-	err = conf_spawn(argv, NULL);
+	err = l->whole_section ? conf_spawn(argv, NULL) : conf_write_text(dropin, handlers, 0600);
 	if (err)
 		return err;
-	/* Written: but does config.toml import it?  Else it would sit there unread. */
-	if (!imported(c, dropin)) {
+	/* Written: but does containerd read it, and import it?  Else it would sit there unread. */
+	free(dump);
+	dump = NULL;
+	if (containerd_dump(c, &dump) < 0 || !imported(c, dump, dropin)) {
+		nsg_clear_error();
 		/* As it was: the old drop-in back, or none. */
 		if (existed)
 			conf_write_text(dropin, text, 0600);
 		else
 			unlink(dropin);
 		return nsg_fail(ENOENT,
-				"%s does not import %s, so containerd would not read it (left as "
+				"%s does not import %s, or containerd cannot read it (left as "
 				"it was): add \"%s/*.toml\" to imports = [...] in %s, then run "
 				"this again",
 				c->file, dropin, dirname(strdupa(dropin)), c->file);
 	}
-	printf("%s: containerd configured; restart containerd.  It holds config.toml's CRI "
-	       "section as it is now and wins over it: run this again after every change "
-	       "to that section\n",
-	       dropin);
+	if (l->whole_section)
+		printf("%s: containerd configured; restart containerd.  It holds config.toml's CRI "
+		       "section as it is now and wins over it: run this again after every change "
+		       "to that section\n",
+		       dropin);
+	else
+		printf("%s: containerd configured (config version %d, the handlers alone); restart "
+		       "containerd\n",
+		       dropin, l->file_version);
 	return 0;
 }
 

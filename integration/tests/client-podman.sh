@@ -191,18 +191,21 @@ pm_hooks "$PM/hooks-admin" --config "$(ct_conf pm-admin 'allowed-modes = deny, a
 # pm_refused RUNTIME MESSAGE-GLOB [KMSG-GLOB]: podman fails with a line
 # like MESSAGE-GLOB; with KMSG-GLOB, the kernel log got nsguard's line too.
 pm_refused() {
-	local name=pm-refused-$1-$S cidf=$PM/pm-refused-$1.cid id
+	local name=pm-refused-$1-$S cidf=$PM/pm-refused-$1.cid id out rc
 	rm -f "$cidf"
+	# No --rm: podman 5 removes the --cidfile with the container.
 	PM_RUNTIME=$1 PM_HOOKS="$PM/hooks.d $PM/hooks-admin" \
-		pm run --rm --network none --name "$name" --cidfile "$cidf" \
+		pm run --network none --name "$name" --cidfile "$cidf" \
 		--annotation nsguard.io/userns=allow "$PM_IMAGE" echo CONTAINER-RAN
-	[ "$PM_RC" != 0 ] || { CT_WHY="podman run exited 0: $PM_OUT"; return 1; }
-	[[ $PM_OUT != *CONTAINER-RAN* ]] || { CT_WHY="the container ran: $PM_OUT"; return 1; }
-	CT_OUT=$PM_OUT CT_RC=$PM_RC
-	want_run "podman's error" "$PM_RC" "$2" || return 1
+	out=$PM_OUT rc=$PM_RC
+	id=$(cat "$cidf" 2>/dev/null)
+	pm rm -f -t 0 "$name"
+	[ "$rc" != 0 ] || { CT_WHY="podman run exited 0: $out"; return 1; }
+	[[ $out != *CONTAINER-RAN* ]] || { CT_WHY="the container ran: $out"; return 1; }
+	CT_OUT=$out CT_RC=$rc
+	want_run "podman's error" "$rc" "$2" || return 1
 	want_eq "records left" "$(pm_records_left)" "" || return 1
 	[ $# -gt 2 ] || return 0
-	id=$(cat "$cidf" 2>/dev/null)
 	[ -n "$id" ] || { CT_WHY="podman wrote no --cidfile"; return 1; }
 	CT_OUT=$(dmesg | grep -F "container $id:")
 	CT_RC=0
