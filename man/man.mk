@@ -12,8 +12,8 @@ MAN_PAGES := man/nsguard.8 man/nsguard.conf.5
 HOOKS_IN := $(wildcard examples/hooks.d/*.json.in)
 UNITS_IN := $(wildcard examples/systemd/*.in)
 CONTAINERD_IN := $(wildcard examples/containerd/*.in)
-# Scripts installed as they are: the drop-in's writer and the DaemonSet's.
-CONTAINERD_SCRIPTS := examples/containerd/nsguard-cri-dropin examples/containerd/nsguard-node-install
+# Scripts installed as they are: the DaemonSet's.
+CONTAINERD_SCRIPTS := examples/containerd/nsguard-node-install
 
 INSTALL_BINDIR = $(PREFIX)/bin
 # nsguard runtime by name, for runtimes that take a binary (nsguard(8),
@@ -25,7 +25,7 @@ INSTALL_HOOKSDIR = $(PREFIX)/share/containers/oci/hooks.d
 # systemd looks in /usr/lib/systemd/system and /usr/local/lib/systemd/system.
 SYSTEMDUNITDIR = $(PREFIX)/lib/systemd/system
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
-# containerd's handlers (examples/containerd): drop-in parts and their writer.
+# containerd's handlers (examples/containerd) and the DaemonSet's script.
 INSTALL_CONTAINERDDIR = $(PREFIX)/share/nsguard/containerd
 # The admin's config lives in /etc whatever the prefix (nsguard looks there).
 INSTALL_CONF = /etc/nsguard/nsguard.conf

@@ -20,8 +20,8 @@
 #    the first run forward), which forgets a cgroup removed without poststop;
 #  - the DaemonSet's script (examples/containerd/nsguard-node-install)
 #    installs the newer build (nsguard-next): by rename, the admin's config
-#    kept, containerd's default config made to import conf.d, the drop-in
-#    written, containerd restarted, the pins upgraded; the running
+#    kept, nsguard's handlers appended to containerd's config.toml by
+#    nsguard configure (no drop-in, no copy of the file), containerd restarted, the pins upgraded; the running
 #    container stays guarded, a pod through the nsguard RuntimeClass handler
 #    is guarded by the new build; the monitor follows to the new pins and
 #    no event is lost; a second run changes nothing and does not restart
@@ -67,7 +67,8 @@ node_pre() {
 	sed -i -e 's|snapshotter = "overlayfs"|snapshotter = "native"|' \
 		-e "s|sandbox_image = \"registry.k8s.io/pause:3.6\"|sandbox_image = \"$IMAGE\"|" \
 		/etc/containerd/config.toml
-	grep -qx 'imports = \[\]' /etc/containerd/config.toml || setup_fail "config default has no 'imports = []'"
+	# As it was before any nsguard configure: the install must change no line of it.
+	cp -p /etc/containerd/config.toml /var/lib/nsg-config.toml.orig || setup_fail "keeping config.toml"
 	# The older nsguard, as make install left it, its units enabled, and
 	# the admin's config.
 	cp -R --preserve=mode,links "$OLD/usr/local/." /usr/local/ || setup_fail "installing the older build"
@@ -257,9 +258,13 @@ case_install() {
 	[ "$(stat -c %i "$NSG")" != "$old_ino" ] || { CT_WHY="$NSG was written over, not renamed"; return 1; }
 	[ -z "$(find /usr/local /etc -name '*.nsguard-new')" ] || { CT_WHY="left: $(find /usr/local /etc -name '*.nsguard-new')"; return 1; }
 	want_eq "the admin's nsguard.conf" "$(md5sum </etc/nsguard/nsguard.conf)" "$conf_sum" || return 1
-	grep -qx 'imports = \["/etc/containerd/conf.d/\*.toml"\]' /etc/containerd/config.toml ||
-		{ CT_WHY="config.toml does not import conf.d"; return 1; }
-	want_eq "the original config.toml kept" "$(grep -cx 'imports = \[\]' /etc/containerd/config.toml.pre-nsguard)" 1 || return 1
+	# config.toml: containerd's default with nsguard's block appended, no
+	# other line changed, and no drop-in or copy of it anywhere.
+	want_eq "config.toml's lines changed by the install" \
+		"$(diff /var/lib/nsg-config.toml.orig /etc/containerd/config.toml | grep -c '^<')" 0 || return 1
+	want_eq "nsguard's block in config.toml" "$(grep -c '^# >>> nsguard configure containerd' /etc/containerd/config.toml)" 1 || return 1
+	[ -z "$(find /etc/containerd -name '*nsguard*')" ] ||
+		{ CT_WHY="beside config.toml: $(find /etc/containerd -name '*nsguard*' | tr '\n' ' ')"; return 1; }
 	[ "$(systemctl show -P MainPID containerd.service)" != "$cd_pid" ] || { CT_WHY="containerd was not restarted"; return 1; }
 	want_eq "containerd after the restart" "$(systemctl is-active containerd.service)" active || return 1
 	containerd config dump | grep -qF '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard]' ||
