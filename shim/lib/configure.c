@@ -43,7 +43,7 @@ int conf_read_file(const char *path, char **text, size_t *len, bool *existed)
 
 /*
  * configure makes root run what it names (dockerd and containerd run the
- * wrapper, configure runs nsguard-cri-dropin): path, links resolved, and
+ * wrapper; --extra files go into containerd's config.toml): path, links resolved, and
  * every directory above it must be root's and written by no one else (a
  * world-writable directory only with the sticky bit, as /tmp).
  */
