@@ -139,12 +139,16 @@ check-install: | $(RESULTS)
 # dated at the sequence, so a later commit's package upgrades an earlier
 # one's and dpkg-buildpackage's SOURCE_DATE_EPOCH is the build sequence.
 # Then lintian at its default level (overrides: debian/*.lintian-overrides).
-DEB_DIR := $(BUILD)/deb
+# DEB_SEQ_ADD=N: a build N sequences later than this commit's, for the
+# package's upgrade test (the same source, a higher version and sequence).
+DEB_DIR ?= $(BUILD)/deb
+DEB_SEQ_ADD ?= 0
 .PHONY: deb
 deb: dist
 	$(call msg,DEB,$(DEB_DIR))
 	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR) && tar -C $(DEB_DIR) -xzf $(DIST)
 	$(Q)set -e; src=$(DEB_DIR)/$(DIST_NAME); read -r c t <$$src/.tarball-version; \
+	t=$$((t + $(DEB_SEQ_ADD))); echo "$$c $$t" >$$src/.tarball-version; \
 	v=$(NSGUARD_VERSION)+git$$t.$$(echo "$$c" | tr -c 'a-zA-Z0-9\n' .); \
 	{ printf 'nsguard (%s) unstable; urgency=medium\n\n  * Build of commit %s.\n\n' "$$v" "$$c"; \
 	  printf ' -- %s  %s\n\n' "$$(dpkg-parsechangelog -l $$src/debian/changelog -S Maintainer)" \
