@@ -102,7 +102,9 @@ install-units:
 
 # The node part (integration/tests/node.sh): what make install writes for a
 # node, of this build (the older nsguard the node has) and of nsguard-next
-# (the newer one its DaemonSet installs), each a DESTDIR tree.
+# (the newer one its DaemonSet installs), each a DESTDIR tree; and make
+# deb's package of this build with a later build of it (deb/old, deb/new),
+# for the package's install, upgrade, remove and purge.
 GUEST_DEPS += $(BUILD)/node/done
 $(BUILD)/node/done: $(BUILD)/nsguard $(BUILD)/nsguard-next man/man.mk $(MAN_PAGES) $(HOOKS_IN) \
 		$(UNITS_IN) $(CONTAINERD_IN) $(CONTAINERD_SCRIPTS) examples/nsguard.conf \
@@ -112,6 +114,8 @@ $(BUILD)/node/done: $(BUILD)/nsguard $(BUILD)/nsguard-next man/man.mk $(MAN_PAGE
 	$(Q)$(MAKE) -s install PREFIX=/usr/local DESTDIR=$(abspath $(@D))/old >/dev/null
 	$(Q)$(MAKE) -s install PREFIX=/usr/local DESTDIR=$(abspath $(@D))/new >/dev/null
 	$(Q)install -m 0755 $(BUILD)/nsguard-next $(@D)/new/usr/local/bin/nsguard
+	$(Q)$(MAKE) -s deb DEB_DIR=$(@D)/deb/old >/dev/null
+	$(Q)$(MAKE) -s deb DEB_DIR=$(@D)/deb/new DEB_SEQ_ADD=1 >/dev/null
 	$(Q)touch $@
 
 man-lint:
