@@ -374,7 +374,7 @@ RO=/run/nsg-ro  # the root file system as it is, under every mount below
 # already made so, a directory of its own) holding a symbolic link to each
 # entry of the original.  The root is this machine's, shared read-only.
 writable() {
-	local d=$1 p=${1%/*} src e
+	local d=$1 p=${1%/*} src farm
 	# A parent that is a link into the original: a directory of its own first.
 	if [ -n "$p" ] && [ -L "$p" ] && [[ $(readlink "$p") == "$RO"/* ]]; then
 		writable "$p" || return 1
@@ -386,14 +386,23 @@ writable() {
 		rm -f "$d/.nsg-w"
 		return 0
 	else
+		# Filled beside it, then moved over it: ln and mount may live in $d.
 		src=$RO$(realpath "$d")
-		mount -t tmpfs -o mode=0755 tmpfs "$d" || return 1
+		farm=$NODE/farm-$((++FARMS))
+		mkdir -p "$farm" && mount -t tmpfs -o mode=0755 tmpfs "$farm" || return 1
+		farm_fill "$src" "$farm" && mount --move "$farm" "$d" || return 1
+		return 0
 	fi
-	for e in "$src"/* "$src"/.[!.]*; do
+	farm_fill "$src" "$d"
+}
+farm_fill() { # SRC DIR: a link in DIR to each entry of SRC
+	local e
+	for e in "$1"/* "$1"/.[!.]*; do
 		[ -e "$e" ] || [ -L "$e" ] || continue
-		ln -s "$e" "$d/${e##*/}" || return 1
+		ln -s "$e" "$2/${e##*/}" || return 1
 	done
 }
+FARMS=0
 pkg_setup() {
 	local e dirs=()
 	[ -f "$DEB_OLD" ] && [ -f "$DEB_NEW" ] || { CT_WHY="build/node/deb/{old,new}: no package (make build/node/done)"; return 1; }
