@@ -72,8 +72,9 @@ check-clients-node: all $(GUEST_DEPS) | $(RESULTS)
 
 # A node under Debian's systemd as PID 1, in a boot of its own
 # (tests/node.sh, vm-run --systemd): the units' order at boot, events and
-# refusals in the journal, the gc timer, and the DaemonSet's install script
-# upgrading an older nsguard under running containers (about 70 s).
+# refusals in the journal, the gc timer, the DaemonSet's install script
+# upgrading an older nsguard under running containers, and the Debian
+# package's install, upgrade under starting containers, remove and purge.
 .PHONY: check-node
 check-node: all $(GUEST_DEPS) $(BUILD)/node/done | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) node \

@@ -12,8 +12,8 @@ MAN_PAGES := man/nsguard.8 man/nsguard.conf.5
 HOOKS_IN := $(wildcard examples/hooks.d/*.json.in)
 UNITS_IN := $(wildcard examples/systemd/*.in)
 CONTAINERD_IN := $(wildcard examples/containerd/*.in)
-# Scripts installed as they are: the drop-in's writer and the DaemonSet's.
-CONTAINERD_SCRIPTS := examples/containerd/nsguard-cri-dropin examples/containerd/nsguard-node-install
+# Scripts installed as they are: the DaemonSet's.
+CONTAINERD_SCRIPTS := examples/containerd/nsguard-node-install
 
 INSTALL_BINDIR = $(PREFIX)/bin
 # nsguard runtime by name, for runtimes that take a binary (nsguard(8),
@@ -25,7 +25,7 @@ INSTALL_HOOKSDIR = $(PREFIX)/share/containers/oci/hooks.d
 # systemd looks in /usr/lib/systemd/system and /usr/local/lib/systemd/system.
 SYSTEMDUNITDIR = $(PREFIX)/lib/systemd/system
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
-# containerd's handlers (examples/containerd): drop-in parts and their writer.
+# containerd's handlers (examples/containerd) and the DaemonSet's script.
 INSTALL_CONTAINERDDIR = $(PREFIX)/share/nsguard/containerd
 # The admin's config lives in /etc whatever the prefix (nsguard looks there).
 INSTALL_CONF = /etc/nsguard/nsguard.conf
@@ -102,7 +102,9 @@ install-units:
 
 # The node part (integration/tests/node.sh): what make install writes for a
 # node, of this build (the older nsguard the node has) and of nsguard-next
-# (the newer one its DaemonSet installs), each a DESTDIR tree.
+# (the newer one its DaemonSet installs), each a DESTDIR tree; and make
+# deb's package of this build with a later build of it (deb/old, deb/new),
+# for the package's install, upgrade, remove and purge.
 GUEST_DEPS += $(BUILD)/node/done
 $(BUILD)/node/done: $(BUILD)/nsguard $(BUILD)/nsguard-next man/man.mk $(MAN_PAGES) $(HOOKS_IN) \
 		$(UNITS_IN) $(CONTAINERD_IN) $(CONTAINERD_SCRIPTS) examples/nsguard.conf \
@@ -112,6 +114,8 @@ $(BUILD)/node/done: $(BUILD)/nsguard $(BUILD)/nsguard-next man/man.mk $(MAN_PAGE
 	$(Q)$(MAKE) -s install PREFIX=/usr/local DESTDIR=$(abspath $(@D))/old >/dev/null
 	$(Q)$(MAKE) -s install PREFIX=/usr/local DESTDIR=$(abspath $(@D))/new >/dev/null
 	$(Q)install -m 0755 $(BUILD)/nsguard-next $(@D)/new/usr/local/bin/nsguard
+	$(Q)$(MAKE) -s deb DEB_DIR=$(@D)/deb/old >/dev/null
+	$(Q)$(MAKE) -s deb DEB_DIR=$(@D)/deb/new DEB_SEQ_ADD=1 >/dev/null
 	$(Q)touch $@
 
 man-lint:
@@ -139,12 +143,16 @@ check-install: | $(RESULTS)
 # dated at the sequence, so a later commit's package upgrades an earlier
 # one's and dpkg-buildpackage's SOURCE_DATE_EPOCH is the build sequence.
 # Then lintian at its default level (overrides: debian/*.lintian-overrides).
-DEB_DIR := $(BUILD)/deb
+# DEB_SEQ_ADD=N: a build N sequences later than this commit's, for the
+# package's upgrade test (the same source, a higher version and sequence).
+DEB_DIR ?= $(BUILD)/deb
+DEB_SEQ_ADD ?= 0
 .PHONY: deb
 deb: dist
 	$(call msg,DEB,$(DEB_DIR))
 	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR) && tar -C $(DEB_DIR) -xzf $(DIST)
 	$(Q)set -e; src=$(DEB_DIR)/$(DIST_NAME); read -r c t <$$src/.tarball-version; \
+	t=$$((t + $(DEB_SEQ_ADD))); echo "$$c $$t" >$$src/.tarball-version; \
 	v=$(NSGUARD_VERSION)+git$$t.$$(echo "$$c" | tr -c 'a-zA-Z0-9\n' .); \
 	{ printf 'nsguard (%s) unstable; urgency=medium\n\n  * Build of commit %s.\n\n' "$$v" "$$c"; \
 	  printf ' -- %s  %s\n\n' "$$(dpkg-parsechangelog -l $$src/debian/changelog -S Maintainer)" \

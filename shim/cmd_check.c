@@ -224,6 +224,12 @@ static void config_error(unsigned line, const char *msg, void *data)
 	struct jv *o;
 
 	r->n++;
+	/* Not a line's error (the file cannot be read): one nsguard: line. */
+	if (!r->errors && line == 0) {
+		fflush(stdout);
+		fprintf(stderr, "nsguard: %s\n", msg);
+		return;
+	}
 	if (!r->errors) {
 		printf("%s\n", msg);
 		return;

@@ -16,13 +16,11 @@
  *           /etc's, not /usr/local/share's.
  * A file nsguard cannot read exactly as the runtime would (json_strict_check:
  * Go's key folding, invalid UTF-8) is refused and nothing changes.
- * containerd's drop-in is written by share/nsguard/containerd/
- * nsguard-cri-dropin (it needs containerd's own reading of its TOML);
- * cri-o's hooks and drop-in by configure_crio.c.
+ * containerd's config.toml is edited by configure_containerd.c, cri-o's
+ * hooks and drop-in by configure_crio.c.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,13 +81,167 @@ static void tier_link(const struct conf *c, const char *tier, char *buf, size_t 
 	snprintf(buf, len, "%s/nsguard-runtime%s", c->bindir, tier + strlen("nsguard"));
 }
 
-/* daemon.json with our runtimes set (add) or removed: *out malloc'd. */
+/*
+ * daemon.json edited as text, so that every byte outside nsguard's entries
+ * stays (a minimal diff): a scanner over a document json_strict_check and
+ * jv_parse accepted, so it needs no error paths of its own.
+ */
+struct member {
+	size_t key, val, end; /* the key's opening quote, its value, the value's end */
+};
+
+static size_t js_ws(const char *t, size_t i)
+{
+	return i + strspn(t + i, " \t\r\n");
+}
+
+/* The end of the value at t[i]. */
+static size_t js_value_end(const char *t, size_t i)
+{
+	int depth = 0;
+
+	for (; t[i]; i++) {
+		if (t[i] == '"') {
+			for (i++; t[i] && t[i] != '"'; i++)
+				i += t[i] == '\\';
+			if (depth == 0)
+				return i + 1;
+		} else if (t[i] == '{' || t[i] == '[') {
+			depth++;
+		} else if (t[i] == '}' || t[i] == ']') {
+			if (depth-- <= 0)
+				return i;
+			if (depth == 0)
+				return i + 1;
+		} else if (depth == 0 && strchr(", \t\r\n", t[i])) {
+			return i;
+		}
+	}
+	return i;
+}
+
+/* The members of the object at t[open] ('{'): at most max in m, their count; its '}' at *close. */
+static size_t js_members(const char *t, size_t open, struct member *m, size_t max, size_t *close)
+{
+	size_t i = js_ws(t, open + 1), n = 0;
+
+	while (t[i] == '"') {
+		struct member x = { .key = i };
+
+		i = js_ws(t, js_value_end(t, i)); /* at ':' */
+		x.val = js_ws(t, i + 1);
+		x.end = js_value_end(t, x.val);
+		if (n < max)
+			m[n] = x;
+		n++;
+		i = js_ws(t, x.end);
+		if (t[i] == ',')
+			i = js_ws(t, i + 1);
+	}
+	*close = i;
+	return n;
+}
+
+/* The member named key (raw, as written) among m[0..n), or -1. */
+static ssize_t js_find(const char *t, const struct member *m, size_t n, const char *key)
+{
+	for (size_t k = 0; k < n; k++)
+		if (m[k].val > m[k].key && strncmp(t + m[k].key + 1, key, strlen(key)) == 0 &&
+		    t[m[k].key + 1 + strlen(key)] == '"')
+			return k;
+	return -1;
+}
+
+/* *t with its bytes [from, to) replaced by ins. */
+static int js_splice(char **t, size_t from, size_t to, const char *ins)
+{
+	char *n = NULL;
+
+	if (asprintf(&n, "%.*s%s%s", (int)from, *t, ins, *t + to) < 0)
+		return nsg_fail(ENOMEM, "out of memory");
+	free(*t);
+	*t = n;
+	return 0;
+}
+
+/* The indentation of the line t[i] is on. */
+static size_t js_indent(const char *t, size_t i, const char **start)
+{
+	while (i > 0 && t[i - 1] != '\n')
+		i--;
+	*start = t + i;
+	return strspn(t + i, " \t");
+}
+
+/*
+ * Insert the members list (each `"name": value`) into the object at
+ * t[open], before its first member with the space that already stands
+ * before that one, or into an empty object on lines of their own when the
+ * file has more than one line.
+ */
+static int js_insert(char **t, size_t open, char *const *list, size_t nlist)
+{
+	struct member m[1];
+	size_t close, n = js_members(*t, open, m, 1, &close);
+	cleanup_free char *ins = NULL;
+	size_t ilen = 0;
+	FILE *f = open_memstream(&ins, &ilen);
+	const char *line;
+	int ind = js_indent(*t, open, &line);
+	bool lines = strchr(*t, '\n') && strchr(*t, '\n')[1];
+	int err = 0;
+
+	if (!f)
+		return nsg_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; i < nlist; i++) {
+		if (n > 0)
+			fprintf(f, "%s,%.*s", list[i], (int)(m[0].key - open - 1), *t + open + 1);
+		else if (lines)
+			fprintf(f, "%s\n%.*s  %s", i ? "," : "", ind, line, list[i]);
+		else
+			fprintf(f, "%s%s", i ? ", " : "", list[i]);
+	}
+	if (n == 0 && lines)
+		fprintf(f, "\n%.*s", ind, line);
+	if (fclose(f) != 0)
+		return nsg_fail(ENOMEM, "out of memory");
+	err = n > 0 ? js_splice(t, m[0].key, m[0].key, ins) : js_splice(t, open + 1, close, ins);
+	return err;
+}
+
+/* Remove the member named key (raw) from the object at t[open], with one comma. */
+static int js_remove(char **t, size_t open, const char *key)
+{
+	struct member m[64];
+	size_t close, n = js_members(*t, open, m, ARRAY_SIZE(m), &close);
+	ssize_t k = js_find(*t, m, n < ARRAY_SIZE(m) ? n : ARRAY_SIZE(m), key);
+
+	if (k < 0)
+		return 0;
+	if (n == 1)
+		return js_splice(t, open + 1, close, "");
+	if ((size_t)k + 1 < n && (size_t)k + 1 < ARRAY_SIZE(m))
+		return js_splice(t, m[k].key, m[k + 1].key, "");
+	return js_splice(t, m[k - 1].end, m[k].end, "");
+}
+
+/*
+ * daemon.json with our runtimes set (add) or removed: *out malloc'd.  With
+ * say, a line there per entry added or removed (--dry-run: nsguard's keys
+ * alone, never the file's other lines).
+ */
 static int docker_edit(const struct conf *c, const char *text, size_t len, bool add, char **out,
-		       size_t *changed)
+		       size_t *changed, FILE *say)
 {
 	cleanup_jv struct jv *doc = NULL;
+	cleanup_free char *t = NULL;
+	char *list[ARRAY_SIZE(all_tiers)] = { NULL };
+	bool del[ARRAY_SIZE(all_tiers)] = { false }, empty = len == 0, had_rt;
+	size_t nlist = 0, top, close, n;
+	struct member m[256];
 	struct jv *rt;
-	int err;
+	ssize_t r;
+	int err = 0;
 
 	*out = NULL;
 	*changed = 0;
@@ -106,13 +258,12 @@ static int docker_edit(const struct conf *c, const char *text, size_t len, bool 
 	if (!jv_is_object(doc))
 		return nsg_fail(EINVAL, "%s is not a JSON object; unchanged", c->file);
 	rt = jv_get(doc, "runtimes");
+	had_rt = rt != NULL;
 	if (rt && !jv_is_object(rt))
 		return nsg_fail(EINVAL, "%s: \"runtimes\" is not an object; unchanged", c->file);
-	if (add && !rt)
-		rt = jv_add_object(doc, "runtimes");
-	for (size_t i = 0; rt && i < ARRAY_SIZE(all_tiers); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(all_tiers); i++) {
 		bool want = false;
-		struct jv *e = NULL, *have = jv_get(rt, all_tiers[i]);
+		struct jv *e = NULL, *have = rt ? jv_get(rt, all_tiers[i]) : NULL;
 		char link[4096];
 
 		for (size_t k = 0; k < c->n_tiers; k++)
@@ -121,7 +272,8 @@ static int docker_edit(const struct conf *c, const char *text, size_t len, bool 
 		e = jv_new_object();
 		if (!e || !jv_add_string(e, "path", link)) {
 			jv_free(e);
-			return nsg_fail(ENOMEM, "out of memory");
+			err = nsg_fail(ENOMEM, "out of memory");
+			goto out;
 		}
 		/*
 		 * An entry of that name with other settings (runtimeArgs naming
@@ -131,32 +283,123 @@ static int docker_edit(const struct conf *c, const char *text, size_t len, bool 
 			jv_free(e);
 			if (!add)
 				continue; /* unconfigure: not ours, stays */
-			return nsg_fail(EEXIST,
-					"%s: runtimes.%s is there with other settings than nsguard's: "
-					"left alone (remove it to let configure write it); unchanged",
-					c->file, all_tiers[i]);
+			err = nsg_fail(EEXIST,
+				       "%s: runtimes.%s is there with other settings than nsguard's: "
+				       "left alone (remove it to let configure write it); unchanged",
+				       c->file, all_tiers[i]);
+			goto out;
 		}
+		jv_free(e);
 		/* Counted: an entry that goes, or one that is not there yet. */
 		*changed += (have != NULL) != (add && want);
-		jv_remove(rt, all_tiers[i]);
-		if (!add || !want) {
-			jv_free(e);
-			continue;
-		}
-		if (!jv_add(rt, all_tiers[i], e)) {
-			jv_free(e);
-			return nsg_fail(ENOMEM, "out of memory");
+		del[i] = have && !(add && want);
+		if (say && del[i])
+			fprintf(say, "%s: would remove runtimes.%s\n", c->file, all_tiers[i]);
+		if (say && !have && add && want)
+			fprintf(say, "%s: would add runtimes.%s: {\"path\": \"%s\"}\n", c->file,
+				all_tiers[i], link);
+		if (!have && add && want &&
+		    asprintf(&list[nlist++], "\"%s\": {\"path\": \"%s\"}", all_tiers[i], link) < 0) {
+			list[--nlist] = NULL;
+			err = nsg_fail(ENOMEM, "out of memory");
+			goto out;
 		}
 	}
-	if (!add && rt && !rt->child)
-		jv_remove(doc, "runtimes");
-	{
-		cleanup_free char *p = jv_format_pretty(doc);
+	/* No file, or an empty one: nsguard's alone, as jv writes it. */
+	if (empty && nlist) {
+		cleanup_jv struct jv *o = jv_new_object();
+		struct jv *ro = o ? jv_add_object(o, "runtimes") : NULL;
+		cleanup_free char *p = NULL;
 
+		for (size_t i = 0; ro && i < c->n_tiers; i++) {
+			char link[4096];
+			struct jv *e = jv_add_object(ro, c->tiers[i]);
+
+			tier_link(c, c->tiers[i], link, sizeof(link));
+			if (!e || !jv_add_string(e, "path", link))
+				ro = NULL;
+		}
+		p = ro ? jv_format_pretty(o) : NULL;
 		if (!p || asprintf(out, "%s\n", p) < 0)
-			return nsg_fail(ENOMEM, "out of memory");
+			err = nsg_fail(ENOMEM, "out of memory");
+		goto out;
 	}
-	return 0;
+	t = strdup(empty ? "" : text);
+	if (!t || empty) {
+		*out = t;
+		t = NULL;
+		err = *out ? 0 : nsg_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!t) {
+		err = nsg_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	top = js_ws(t, 0);
+	n = js_members(t, top, m, ARRAY_SIZE(m), &close);
+	r = n <= ARRAY_SIZE(m) ? js_find(t, m, n, "runtimes") : -1;
+	if (!empty && (n > ARRAY_SIZE(m) || (had_rt && r < 0))) {
+		err = nsg_fail(EINVAL, "%s: \"runtimes\" is written with escapes, or the file has over "
+				       "%zu keys: nsguard edits it only as plain text; unchanged",
+			       c->file, ARRAY_SIZE(m));
+		goto out;
+	}
+	if (nlist && r >= 0) {
+		err = js_insert(&t, m[r].val, list, nlist);
+	} else if (nlist) {
+		/* A "runtimes" of its own, laid out as the file's first key is. */
+		cleanup_free char *member = NULL, *ind = NULL;
+		size_t nl = 0, ilen = 0;
+		FILE *f = open_memstream(&member, &nl);
+		const char *ws = t + top + 1, *last = NULL;
+
+		for (const char *p = ws; n && p < t + m[0].key; p++)
+			if (*p == '\n')
+				last = p + 1;
+		if (last && asprintf(&ind, "%.*s", (int)(t + m[0].key - last), last) >= 0)
+			ilen = strlen(ind);
+		if (!f) {
+			err = nsg_fail(ENOMEM, "out of memory");
+			goto out;
+		}
+		fputs("\"runtimes\": {", f);
+		for (size_t i = 0; i < nlist; i++) {
+			if (last)
+				fprintf(f, "%s\n%s%s%s", i ? "," : "", ind ?: "", ilen ? ind : "  ", list[i]);
+			else
+				fprintf(f, "%s%s", i ? ", " : "", list[i]);
+		}
+		fprintf(f, last ? "\n%s}" : "}", ind ?: "");
+		if (fclose(f) != 0) {
+			err = nsg_fail(ENOMEM, "out of memory");
+			goto out;
+		}
+		err = js_insert(&t, top, &member, 1);
+	}
+	for (size_t i = 0; !err && i < ARRAY_SIZE(all_tiers); i++) {
+		if (!del[i])
+			continue;
+		n = js_members(t, top, m, ARRAY_SIZE(m), &close);
+		r = js_find(t, m, n, "runtimes");
+		err = r < 0 ? 0 : js_remove(&t, m[r].val, all_tiers[i]);
+	}
+	/* unconfigure: a "runtimes" nsguard's entries leave empty goes too. */
+	if (!err && !add) {
+		struct member sub[1];
+
+		n = js_members(t, top, m, ARRAY_SIZE(m), &close);
+		r = js_find(t, m, n, "runtimes");
+		if (r >= 0 && js_members(t, m[r].val, sub, 1, &close) == 0)
+			err = js_remove(&t, top, "runtimes");
+	}
+	if (!err) {
+		*out = t;
+		t = NULL;
+	}
+out:
+	for (size_t i = 0; i < nlist; i++)
+		free(list[i]);
+	return err;
 }
 
 static int docker_configure(const struct conf *c)
@@ -170,6 +413,17 @@ static int docker_configure(const struct conf *c)
 
 	if (!orig || !absent)
 		return nsg_fail(ENOMEM, "out of memory");
+	err = conf_read_file(c->file, &text, &len, &existed) ?:
+	      docker_edit(c, text, len, true, &out, &changed, c->dry_run ? stdout : NULL);
+	if (err)
+		return err;
+	if (!changed) {
+		printf("%s: already configured for %s\n", c->file, c->runtime);
+		return 0;
+	}
+	if (c->dry_run)
+		return 0;
+	/* What dockerd is told to run: there, and root's alone (not for a dry run). */
 	for (size_t i = 0; i < c->n_tiers; i++) {
 		char link[4096];
 
@@ -182,16 +436,6 @@ static int docker_configure(const struct conf *c)
 		if (err)
 			return err;
 	}
-	err = conf_read_file(c->file, &text, &len, &existed) ?:
-	      docker_edit(c, text, len, true, &out, &changed);
-	if (err)
-		return err;
-	if (!changed) {
-		printf("%s: already configured for %s\n", c->file, c->runtime);
-		return 0;
-	}
-	if (c->dry_run)
-		return conf_show_diff(c->file, text, out);
 	/* The file as it was before the first configure: unconfigure's bytes. */
 	if (access(orig, F_OK) < 0 && access(absent, F_OK) < 0) {
 		err = existed ? conf_write_text(orig, text, 0600) : conf_write_text(absent, "", 0600);
@@ -228,12 +472,15 @@ static int docker_unconfigure(const struct conf *c)
 		return err;
 	/* Unchanged since configure: the original, byte for byte. */
 	if (had_orig || was_absent) {
-		err = docker_edit(c, orig_text, olen, true, &ours, &changed);
+		err = docker_edit(c, orig_text, olen, true, &ours, &changed, NULL);
 		if (err)
 			return err;
 		if (strcmp(ours, text) == 0) {
-			if (c->dry_run)
-				return conf_show_diff(c->file, text, orig_text);
+			if (c->dry_run) {
+				printf("%s: would be put back as it was before nsguard configure\n",
+				       c->file);
+				return 0;
+			}
 			/* configure kept the file's mode: the one it had. */
 			stat(c->file, &st);
 			if (was_absent)
@@ -255,7 +502,7 @@ static int docker_unconfigure(const struct conf *c)
 		printf("%s: nothing to unconfigure\n", c->file);
 		return 0;
 	}
-	err = docker_edit(c, text, len, false, &out, &changed);
+	err = docker_edit(c, text, len, false, &out, &changed, c->dry_run ? stdout : NULL);
 	if (err)
 		return err;
 	if (!changed) {
@@ -263,7 +510,7 @@ static int docker_unconfigure(const struct conf *c)
 		if (c->dry_run)
 			return 0;
 	} else if (c->dry_run) {
-		return conf_show_diff(c->file, text, out);
+		return 0;
 	} else {
 		stat(c->file, &st);
 		err = conf_write_text(c->file, out, st.st_mode & 07777);
@@ -289,273 +536,6 @@ static int podman(const struct conf *c, bool add)
 				 (add ? "already configured" : "nothing to unconfigure"),
 		       changed, changed == 1 ? "" : "s");
 	return err;
-}
-
-/* DIR/conf.d/nsguard.toml beside config.toml: the drop-in's name. */
-static char *dropin_path(const char *config)
-{
-	cleanup_free char *dir = NULL, *base = NULL;
-	char *p = NULL;
-
-	if (conf_split(config, &dir, &base) < 0 || asprintf(&p, "%s/conf.d/nsguard.toml", dir) < 0)
-		return NULL;
-	return p;
-}
-
-/* `containerd --config FILE config dump`: the config as containerd reads it. */
-static int containerd_dump(const struct conf *c, char **dump)
-{
-	char *const argv[] = { (char *)c->containerd, (char *)"--config", (char *)c->file,
-			       (char *)"config", (char *)"dump", NULL };
-
-	return conf_spawn(argv, dump);
-}
-
-/* N of the first line "version = N" of text (before any table), else 0. */
-static int toml_version(const char *text)
-{
-	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		l += strspn(l, " \t");
-		if (*l == '[')
-			return 0;
-		if (strncmp(l, "version", 7) == 0) {
-			l += 7 + strspn(l + 7, " \t");
-			if (*l == '=')
-				return atoi(l + 1);
-		}
-	}
-	return 0;
-}
-
-/*
- * Whether the dump's imports name path: 1.6/1.7 list the files read
- * ("..."), 2.x the patterns as written ('...', globs as Go's filepath.Glob,
- * relative to config.toml's directory).
- */
-static bool imported(const struct conf *c, const char *dump, const char *path)
-{
-	cleanup_free char *dir = NULL, *base = NULL;
-	const char *start = strstr(dump, "\nimports = ["), *end;
-
-	end = start ? strchr(start, ']') : NULL;
-	if (!end || conf_split(c->file, &dir, &base) < 0)
-		return false;
-	for (const char *q = strpbrk(start, "'\""); q && q < end; q = strpbrk(q, "'\"")) {
-		const char *close = strchr(q + 1, *q);
-		cleanup_free char *pat = NULL;
-
-		if (!close || close > end)
-			return false;
-		if (asprintf(&pat, "%s%s%.*s", q[1] == '/' ? "" : dir, q[1] == '/' ? "" : "/",
-			     (int)(close - q - 1), q + 1) < 0)
-			return false;
-		if (strcmp(pat, path) == 0 || fnmatch(pat, path, FNM_PATHNAME) == 0)
-			return true;
-		q = close + 1;
-	}
-	return false;
-}
-
-/*
- * containerd's two ways with an import, one row each (config.toml's own
- * version, and the version `config dump` shows: 2 from 1.6/1.7, 3 from 2.x,
- * which migrates a version 2 config.toml).  1.6/1.7 replace a whole plugin
- * section with an import's, so the drop-in carries the node's CRI section
- * (nsguard-cri-dropin).  2.x merges an import table by table (mergeConfig
- * in cmd/containerd/server/config/config.go: mergo.Merge with override,
- * maps by key; checked in the guest, client-containerd.sh), and refuses a
- * drop-in of a higher version than config.toml's: its drop-in is the
- * handlers alone, in config.toml's version's layout.
- */
-static const struct containerd_layout {
-	int dump_version, file_version;
-	const char *runtimes; /* the handlers, in --share */
-	bool whole_section;   /* 1.6/1.7: nsguard-cri-dropin writes it */
-} containerd_layouts[] = {
-	{ 2, 2, "nsguard-runtimes.toml", true },
-	{ 3, 2, "nsguard-runtimes.toml", false },
-	{ 3, 3, "nsguard-runtimes-v3.toml", false },
-};
-
-#define CONTAINERD_MARK "# containerd CRI drop-in written by nsguard"
-
-/* The drop-in of the handlers alone (2.x): config.toml's version, then each file but its own version line. */
-static int containerd_handlers(const struct conf *c, const struct containerd_layout *l,
-			       const char *runtimes, char **out)
-{
-	const char *files[1 + sizeof(c->extra) / sizeof(c->extra[0])];
-	size_t n = 0, len = 0;
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, &len);
-	int err = 0;
-
-	if (!f)
-		return nsg_fail(ENOMEM, "out of memory");
-	fprintf(f, "%s configure (containerd 2.x merges an import table by table: the handlers alone)\n"
-		   "version = %d\n",
-		CONTAINERD_MARK, l->file_version);
-	files[n++] = runtimes;
-	for (size_t i = 0; i < c->n_extra; i++)
-		files[n++] = c->extra[i];
-	for (size_t i = 0; i < n && !err; i++) {
-		cleanup_free char *text = NULL;
-		size_t tlen;
-		bool existed;
-
-		err = conf_read_file(files[i], &text, &tlen, &existed);
-		if (!err && !existed)
-			err = nsg_fail(ENOENT, "%s: no such file", files[i]);
-		if (!err && toml_version(text) != l->file_version)
-			err = nsg_fail(EINVAL, "%s: not version %d's layout, which %s has (containerd 2.x "
-					       "refuses a drop-in of another version)",
-				       files[i], l->file_version, c->file);
-		for (char *line = text, *next; !err && line && *line; line = next) {
-			next = strchr(line, '\n');
-			next = next ? next + 1 : NULL;
-			if (strncmp(line + strspn(line, " \t"), "version", 7) != 0)
-				fprintf(f, "%.*s", next ? (int)(next - line) : (int)strlen(line), line);
-		}
-		fputc('\n', f);
-	}
-	fclose(f);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*out = buf;
-	return 0;
-}
-
-/*
- * containerd 1.6/1.7: the drop-in nsguard-cri-dropin writes (the node's CRI
- * section, which an import replaces whole, plus the handlers), in
- * conf.d/nsguard.toml beside config.toml, which config.toml must import:
- * nsguard never edits config.toml, so it needs no TOML writer.
- */
-static int containerd(const struct conf *c, bool add)
-{
-	cleanup_free char *dropin = dropin_path(c->file), *script = NULL, *runtimes = NULL,
-			  *text = NULL, *dump = NULL, *cfg = NULL, *handlers = NULL;
-	const struct containerd_layout *l = NULL;
-	char *argv[24];
-	size_t n = 0, len, cfg_len;
-	bool existed, cfg_existed;
-	int err, dump_version, file_version;
-
-	if (!dropin)
-		return nsg_fail(ENOMEM, "out of memory");
-	err = conf_read_file(dropin, &text, &len, &existed);
-	if (err)
-		return err;
-	if (existed && !strstr(text, CONTAINERD_MARK))
-		return nsg_fail(EEXIST, "%s is not nsguard's drop-in: left alone", dropin);
-	if (!add) {
-		if (!existed) {
-			printf("%s: nothing to unconfigure\n", dropin);
-			return 0;
-		}
-		if (c->dry_run)
-			return conf_show_diff(dropin, text, "");
-		if (unlink(dropin) < 0)
-			return nsg_fail(errno, "%s: %s", dropin, strerror(errno));
-		printf("%s: removed; restart containerd\n", dropin);
-		return 0;
-	}
-	/* Which containerd and which config.toml: the layout table's row. */
-	err = containerd_dump(c, &dump) ?: conf_read_file(c->file, &cfg, &cfg_len, &cfg_existed);
-	if (err)
-		return err;
-	dump_version = toml_version(dump);
-	file_version = toml_version(cfg) ?: dump_version;
-	for (size_t i = 0; i < sizeof(containerd_layouts) / sizeof(containerd_layouts[0]); i++)
-		if (containerd_layouts[i].dump_version == dump_version &&
-		    containerd_layouts[i].file_version == file_version)
-			l = &containerd_layouts[i];
-	if (!l)
-		return nsg_fail(ENOTSUP, "%s: config version %d read by a containerd of config version %d: "
-					 "nsguard knows 2 (containerd 1.6, 1.7) and 2 or 3 (containerd 2.x)",
-				c->file, file_version, dump_version);
-	if (asprintf(&script, "%s/nsguard-cri-dropin", c->share) < 0 ||
-	    asprintf(&runtimes, "%s/%s", c->share, l->runtimes) < 0)
-		return nsg_fail(ENOMEM, "out of memory");
-	if ((l->whole_section && access(script, X_OK) < 0) || access(runtimes, R_OK) < 0)
-		return nsg_fail(ENOENT, "%s or %s: %s (make install puts them there; --share names "
-					"another place)",
-				script, runtimes, strerror(errno));
-	err = (l->whole_section ? conf_trusted(script) : 0) ?: conf_trusted(runtimes);
-	for (size_t i = 0; !err && i < c->n_extra; i++)
-		err = conf_trusted(c->extra[i]);
-	if (err)
-		return err;
-	if (!l->whole_section) {
-		err = containerd_handlers(c, l, runtimes, &handlers);
-		if (err)
-			return err;
-		if (c->dry_run) {
-			if (strcmp(text, handlers) == 0) {
-				printf("%s: already configured\n", dropin);
-				return 0;
-			}
-			return conf_show_diff(dropin, text, handlers);
-		}
-	}
-	argv[n++] = script;
-	argv[n++] = (char *)"--config";
-	argv[n++] = (char *)c->file;
-	argv[n++] = (char *)"--containerd";
-	argv[n++] = (char *)c->containerd;
-	if (c->dry_run)
-		argv[n++] = (char *)"--print"; /* what it would write; the old one kept */
-	argv[n++] = (char *)"--output";
-	argv[n++] = dropin;
-	argv[n++] = runtimes;
-	for (size_t i = 0; i < c->n_extra; i++)
-		argv[n++] = (char *)c->extra[i];
-	argv[n] = NULL;
-	if (c->dry_run) {
-		cleanup_free char *out = NULL;
-
-		err = conf_spawn(argv, &out);
-		if (err)
-			return err;
-		if (strcmp(text, out) == 0) {
-			printf("%s: already configured\n", dropin);
-			return 0;
-		}
-		return conf_show_diff(dropin, text, out);
-	}
-	err = mkdir_p(strrchr(dropin, '/') ? dirname(strdupa(dropin)) : ".", 0755);
-	if (err)
-		return nsg_fail(-err, "%s: %s", dropin, strerror(-err));
-	err = l->whole_section ? conf_spawn(argv, NULL) : conf_write_text(dropin, handlers, 0600);
-	if (err)
-		return err;
-	/* Written: but does containerd read it, and import it?  Else it would sit there unread. */
-	free(dump);
-	dump = NULL;
-	if (containerd_dump(c, &dump) < 0 || !imported(c, dump, dropin)) {
-		nsg_clear_error();
-		/* As it was: the old drop-in back, or none. */
-		if (existed)
-			conf_write_text(dropin, text, 0600);
-		else
-			unlink(dropin);
-		return nsg_fail(ENOENT,
-				"%s does not import %s, or containerd cannot read it (left as "
-				"it was): add \"%s/*.toml\" to imports = [...] in %s, then run "
-				"this again",
-				c->file, dropin, dirname(strdupa(dropin)), c->file);
-	}
-	if (l->whole_section)
-		printf("%s: containerd configured; restart containerd.  It holds config.toml's CRI "
-		       "section as it is now and wins over it: run this again after every change "
-		       "to that section\n",
-		       dropin);
-	else
-		printf("%s: containerd configured (config version %d, the handlers alone); restart "
-		       "containerd\n",
-		       dropin, l->file_version);
-	return 0;
 }
 
 static int parse_tiers(struct conf *c)
@@ -600,9 +580,6 @@ static int configure_opt(int opt, const char *arg, void *data)
 	case 't':
 		c->tiers_arg = arg; /* checked after the options: a usage error per option */
 		break;
-	case 's':
-		c->share = arg;
-		break;
 	case 'c':
 		c->containerd = arg;
 		break;
@@ -621,7 +598,7 @@ static int configure_opt(int opt, const char *arg, void *data)
 static int run(const char *cmd, int argc, char **argv, bool add)
 {
 	static const struct cmd_option opts[] = {
-		{ .name = "dry-run", .val = 'n', .help = "print what would change (diff -u), change nothing" },
+		{ .name = "dry-run", .val = 'n', .help = "print nsguard's own lines or keys that would change, write nothing" },
 		{ .name = "file", .arg = "PATH", .val = 'f',
 		  .help = "the runtime's file (docker: /etc/docker/daemon.json; containerd: "
 			  "/etc/containerd/config.toml; cri-o: the drop-in, "
@@ -631,8 +608,6 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 		  .help = "where nsguard and its runtime links are (default: this binary's)" },
 		{ .name = "tiers", .arg = "LIST", .val = 't',
 		  .help = "docker: the runtimes, of nsguard,nsguard-audit,nsguard-allow (all)" },
-		{ .name = "share", .arg = "DIR", .val = 's',
-		  .help = "containerd: nsguard-cri-dropin and the handlers (BINDIR/../share/nsguard/containerd)" },
 		{ .name = "containerd", .arg = "PATH", .val = 'c',
 		  .help = "containerd: the binary that reads the config (containerd)" },
 		{ .name = "extra", .arg = "FILE", .val = 'x', .repeat = true,
@@ -642,7 +617,7 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 		{},
 	};
 	struct conf c = { .tiers = { "nsguard", "nsguard-audit", "nsguard-allow" }, .n_tiers = 3 };
-	cleanup_free char *self = NULL, *share = NULL, *bindir = NULL;
+	cleanup_free char *self = NULL, *bindir = NULL;
 	const char *args[1] = { NULL };
 	int err;
 
@@ -672,8 +647,11 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 	 * could be pointed elsewhere afterwards by whoever owns it.
 	 */
 	bindir = realpath(c.bindir, NULL);
-	/* unconfigure after an uninstall: the entries name the path as given. */
-	if (!bindir && (add || errno != ENOENT))
+	/*
+	 * unconfigure after an uninstall, or a dry run for the place of a
+	 * later install: the entries name the path as given.
+	 */
+	if (!bindir && ((add && !c.dry_run) || errno != ENOENT))
 		return nsg_fail(errno, "--bindir %s: %s", c.bindir, strerror(errno));
 	c.bindir = bindir ?: c.bindir;
 	if (strcmp(c.runtime, "docker") == 0) {
@@ -685,12 +663,9 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 		return podman(&c, add);
 	}
 	if (strcmp(c.runtime, "containerd") == 0) {
-		if (!c.share && asprintf(&share, "%s/../share/nsguard/containerd", c.bindir) < 0)
-			return nsg_fail(ENOMEM, "out of memory");
-		c.share = c.share ?: share;
 		c.file = c.file ?: "/etc/containerd/config.toml";
 		c.containerd = c.containerd ?: "containerd";
-		return containerd(&c, add);
+		return conf_containerd(&c, add);
 	}
 	if (strcmp(c.runtime, "cri-o") == 0) {
 		c.file = c.file ?: "/etc/crio/crio.conf.d/99-nsguard.conf";

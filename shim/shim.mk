@@ -11,7 +11,7 @@ SHIM_CMD_SRCS := $(addprefix shim/,main.c cmd_common.c cmd_hook.c cmd_attach.c c
 	cmd_configure.c cmd_explain.c cmd_runtime.c cmd_agent.c)
 # The library's modules that call libbpf or the runtimes' tools.
 SHIM_LIB_SRCS := $(addprefix shim/lib/,guard.c container_live.c upgrade.c evlog.c configure.c \
-	configure_crio.c)
+	configure_crio.c configure_containerd.c)
 SHIM_OBJS = $(addprefix $(BUILD)/obj/,$(notdir $(patsubst %.c,%.o,$(SHIM_CORE_SRCS) \
 	$(SHIM_LIB_SRCS) $(SHIM_CMD_SRCS))))
 # Static: the hook is a short process on every container start, and each
@@ -68,6 +68,13 @@ $(NEXT)/obj:
 	$(Q)mkdir -p $@
 
 -include $(wildcard $(NEXT)/obj/*.d)
+
+# configure containerd's handlers: the tables of the installed example,
+# built in as a C string (no share file needed, one source for both).
+$(BUILD)/containerd-handlers.h: examples/containerd/nsguard-runtimes.toml.in | $(BUILD)/obj
+	$(call msg,GEN,$@)
+	$(Q)sed -e '1,/^version = /d' -e '/./,$$!d' -e 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< >$@.tmp && mv $@.tmp $@
+$(BUILD)/obj/configure_containerd.o $(NEXT)/obj/configure_containerd.o: $(BUILD)/containerd-handlers.h
 
 # The skeleton and the ABI header are generated: make them before anything
 # that includes them.

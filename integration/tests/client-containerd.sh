@@ -226,79 +226,38 @@ case_wrapper_cgroupns() {
 }
 ct_case containerd/wrapper-adds-cgroupns case_wrapper_cgroupns
 
-# nsguard configure containerd on this containerd's own layout (#41): 2.x
-# (`config dump` says version 3) merges an import table by table, so the
-# drop-in is the handlers alone, in config.toml's version: the node's runc
-# handler and settings survive it (checked in containerd's own reading),
-# --dry-run shows it and writes nothing, unconfigure leaves containerd
-# reading exactly what it read before.  No daemon: config dump parses.
-cf_setup() { # cf_setup VERSION: $CF/config.toml of that layout, importing conf.d
-	CF=$CT_WORK/configure-v$1
-	rm -rf "$CF" && mkdir -p "$CF/share" "$CF/conf.d" || return 1
+# containerd 2.x (#41): `config dump` says version 3 and an import merges
+# table by table (mergeConfig, mergo with override).  nsguard configure edits
+# config.toml in place for 1.6/1.7's layout only and refuses 2.x's, naming
+# the drop-in to use; that drop-in, examples/containerd/
+# nsguard-runtimes-v3.toml, is merged by this containerd with the node's runc
+# handler and its settings intact (containerd's own reading; no daemon).
+case_v3() {
+	local cf=$CT_WORK/configure-v3 dump want t="plugins.'io.containerd.cri.v1.runtime'.containerd" out
+	rm -rf "$cf" && mkdir -p "$cf/conf.d" || return 1
+	containerd config default >"$cf/config.toml" || return 1
+	grep -q '^imports = \[\]$' "$cf/config.toml" || { CT_WHY="config default has no 'imports = []'"; return 1; }
+	sed -i "s|^imports = \[\]$|imports = ['$cf/conf.d/*.toml']|; s|SystemdCgroup = false|SystemdCgroup = true|" \
+		"$cf/config.toml"
+	cp "$cf/config.toml" "$cf/config.before"
+	out=$("$NSGUARD" configure --bindir "$CD/bin" --file "$cf/config.toml" containerd 2>&1) &&
+		{ CT_WHY="configure accepted a version 3 config: $out"; return 1; }
+	[[ $out == *"is not config version 2"*"nsguard-runtimes-v3.toml"* ]] ||
+		{ CT_WHY="configure's refusal: $out"; return 1; }
+	cmp -s "$cf/config.toml" "$cf/config.before" || { CT_WHY="the refusal changed config.toml"; return 1; }
 	sed "s|@BINDIR@|$CD/bin|" "$NSG_REPO/examples/containerd/nsguard-runtimes-v3.toml.in" \
-		>"$CF/share/nsguard-runtimes-v3.toml"
-	sed "s|@BINDIR@|$CD/bin|" "$NSG_REPO/examples/containerd/nsguard-runtimes.toml.in" \
-		>"$CF/share/nsguard-runtimes.toml"
-	cp "$NSG_REPO/examples/containerd/nsguard-cri-dropin" "$CF/share/"
-	if [ "$1" = 3 ]; then
-		containerd config default >"$CF/config.toml" || return 1
-		grep -q '^imports = \[\]$' "$CF/config.toml" || { CT_WHY="config default has no 'imports = []'"; return 1; }
-		sed -i "s|^imports = \[\]$|imports = ['$CF/conf.d/*.toml']|; s|SystemdCgroup = false|SystemdCgroup = true|" \
-			"$CF/config.toml"
-		CF_CRI=io.containerd.cri.v1.runtime
-	else
-		cat >"$CF/config.toml" <<EOT
-version = 2
-imports = ["$CF/conf.d/*.toml"]
-[plugins."io.containerd.grpc.v1.cri".containerd]
-  default_runtime_name = "runc"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-    runtime_type = "io.containerd.runc.v2"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-      SystemdCgroup = true
-EOT
-		CF_CRI=io.containerd.cri.v1.runtime # 2.x migrates a version 2 file to 3's tables
-	fi
-	cp "$CF/config.toml" "$CF/config.before"
-	containerd --config "$CF/config.toml" config dump >"$CF/dump.before" 2>&1 ||
-		{ CT_WHY="config dump without the drop-in: $(tail -n 2 "$CF/dump.before")"; return 1; }
-}
-cf() { # cf configure|unconfigure [--dry-run]: nsguard on $CF's config
-	"$NSGUARD" "$1" "${@:2}" --bindir "$CD/bin" --share "$CF/share" --file "$CF/config.toml" containerd \
-		>"$CF/out" 2>&1
-}
-case_configure_v2x() {
-	local dump want t
-	cf_setup "$1" || return 1
-	t="plugins.'$CF_CRI'.containerd"
-	cf configure --dry-run || { CT_WHY="--dry-run: $(cat "$CF/out")"; return 1; }
-	grep -q "^+.*runtimes.nsguard-audit" "$CF/out" || { CT_WHY="--dry-run shows no handler: $(head -n 5 "$CF/out")"; return 1; }
-	[ ! -e "$CF/conf.d/nsguard.toml" ] || { CT_WHY="--dry-run wrote the drop-in"; return 1; }
-	cf configure || { CT_WHY="configure: $(cat "$CF/out")"; return 1; }
-	want_eq "the drop-in's mode" "$(stat -c %a "$CF/conf.d/nsguard.toml")" 600 || return 1
-	grep -qx "version = $1" "$CF/conf.d/nsguard.toml" || { CT_WHY="the drop-in is not version $1"; return 1; }
-	dump=$(containerd --config "$CF/config.toml" config dump 2>&1) ||
+		>"$cf/conf.d/nsguard.toml"
+	dump=$(containerd --config "$cf/config.toml" config dump 2>&1) ||
 		{ CT_WHY="config dump with the drop-in: $(tail -n 2 <<<"$dump")"; return 1; }
 	for want in "[$t.runtimes.runc]" "[$t.runtimes.nsguard]" "[$t.runtimes.nsguard-audit]" \
 		"BinaryName = '$CD/bin/nsguard-runtime-audit'" "default_runtime_name = 'runc'"; do
 		grep -qF -- "$want" <<<"$dump" || { CT_WHY="the merged config lacks $want"; return 1; }
 	done
-	# The node's runc handler as it was: its SystemdCgroup kept by the merge.
 	awk -v t="[$t.runtimes.runc.options]" '$0 ~ /^ *\[/ { on = (index($0, t) > 0) } on' <<<"$dump" |
 		grep -q 'SystemdCgroup = true' || { CT_WHY="the node's runc handler lost SystemdCgroup = true"; return 1; }
-	if ! cf configure --dry-run || ! grep -q 'already configured' "$CF/out"; then
-		CT_WHY="--dry-run when configured: $(cat "$CF/out")"
-		return 1
-	fi
-	cf unconfigure || { CT_WHY="unconfigure: $(cat "$CF/out")"; return 1; }
-	[ ! -e "$CF/conf.d/nsguard.toml" ] || { CT_WHY="unconfigure left the drop-in"; return 1; }
-	cmp -s "$CF/config.toml" "$CF/config.before" || { CT_WHY="config.toml changed"; return 1; }
-	containerd --config "$CF/config.toml" config dump 2>&1 | cmp -s - "$CF/dump.before" ||
-		{ CT_WHY="containerd reads another config after unconfigure"; return 1; }
 }
 if containerd config dump 2>/dev/null | grep -qx 'version = 3'; then
-	ct_case containerd/configure-v3 case_configure_v2x 3
-	ct_case containerd/configure-v2-on-2.x case_configure_v2x 2
+	ct_case containerd/v3-dropin case_v3
 else
-	skip "ct/containerd/configure-v3" "$(containerd --version | cut -d' ' -f3): config version 2 only (cli/configure covers its drop-in)"
+	skip "ct/containerd/v3-dropin" "$(containerd --version | cut -d' ' -f3): config version 2 (configure-in-place covers it)"
 fi

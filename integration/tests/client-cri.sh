@@ -2,8 +2,8 @@
 # Kubernetes pods through containerd 1.6's CRI plugin, driven as kubelet
 # drives it (integration/cri/cri-client, one scenario per process), on a
 # node-like containerd: `containerd config default` with a node's own
-# settings (sandbox image, snapshotter, paths) and nsguard's drop-in from
-# examples/containerd/nsguard-cri-dropin, the cgroupfs driver, pods under
+# settings (sandbox image, snapshotter, paths, a registry credential) and
+# nsguard's handlers appended by nsguard configure containerd, the cgroupfs driver, pods under
 # kubepods/burstable/pod<uid>, host network (no CNI), one image built here
 # from the test rootfs and imported offline into the k8s.io namespace (it is
 # the sandbox image too).  Every tier is a RuntimeClass handler: nsguard,
@@ -49,6 +49,10 @@ cd_config() {
 	# The guest kernel has no overlayfs.
 	sub "$CD/config.toml" 'snapshotter = "overlayfs"' 'snapshotter = "native"'
 	sub "$CD/config.toml" 'path = "/opt/containerd"' "path = \"$CD/opt\""
+	# A registry credential, as nodes have, which the admin rotates later.
+	printf '\n[plugins."io.containerd.grpc.v1.cri".registry.configs."r.example".auth]\n  username = "node"\n  password = "S3CRET-TOKEN"\n' \
+		>>"$CD/config.toml"
+	chmod 600 "$CD/config.toml"
 }
 
 # The wrapper where a node installs it (make install's links), reading the
@@ -68,10 +72,6 @@ cd_wrappers() {
 	sed "s|@BINDIR@|$(dirname "$self")|" "$EXAMPLES/nsguard-base-spec.json.in" \
 		>"$CD/nsguard-base-spec.json"
 	sed "s|@BINDIR@|$CD/bin|" "$EXAMPLES/nsguard-runtimes.toml.in" >"$CD/runtimes.toml"
-	# What make install puts in PREFIX/share/nsguard/containerd.
-	mkdir -p "$CD/share"
-	cp "$EXAMPLES/nsguard-cri-dropin" "$CD/runtimes.toml" "$CD/share/"
-	mv "$CD/share/runtimes.toml" "$CD/share/nsguard-runtimes.toml"
 	sed "s|@CONTAINERDDIR@|$CD|" "$EXAMPLES/nsguard-base-spec.toml.in" >"$CD/base-spec.toml"
 	# Test only: a handler that passes every annotation through, for the
 	# tenant's forged io.kubernetes.cri.* keys.
@@ -86,45 +86,57 @@ version = 2
 EOF
 }
 
-# nsguard's drop-in, as a node gets it: the node's own settings survive it,
-# a second run gives the same file, a change to config.toml's CRI section
-# made afterwards reaches the next one, it is mode 0600 (registry
-# credentials), and a drop-in containerd cannot read is never left in place.
-dropin() { # nsguard configure containerd, as a node runs it (#31): conf.d/nsguard.toml
-	"$NSGUARD" configure --bindir "$CD/bin" --share "$CD/share" --file "$CD/config.toml" \
-		--extra "$CD/base-spec.toml" --extra "$CD/wide.toml" containerd >"$CD/dropin.out" 2>&1
+# nsguard's handlers, as a node gets them (nsguard configure containerd):
+# appended to config.toml, no other line of it changed, no drop-in and no
+# copy of the file (its credential) anywhere; containerd reads the node's
+# own settings and the handlers; a second run changes nothing; a credential
+# rotated and a CRI key changed in config.toml afterwards both reach what
+# containerd reads (no run of configure needed); handlers containerd cannot
+# read leave config.toml as it was.
+configure() {
+	"$NSGUARD" configure --bindir "$CD/bin" --file "$CD/config.toml" \
+		--extra "$CD/base-spec.toml" --extra "$CD/wide.toml" "$@" containerd >"$CD/configure.out" 2>&1
 }
-case_dropin() {
+case_configure() {
 	local dump before want
-	dropin || { CT_WHY="nsguard-cri-dropin: $(cat "$CD/dropin.out")"; return 1; }
+	cp -p "$CD/config.toml" "$CD/config.toml.before-test"
+	configure || { CT_WHY="nsguard configure containerd: $(cat "$CD/configure.out")"; return 1; }
 	dump=$(containerd --config "$CD/config.toml" config dump 2>&1) ||
-		{ CT_WHY="config dump with the drop-in: $(tail -n 2 <<<"$dump")"; return 1; }
+		{ CT_WHY="config dump after configure: $(tail -n 2 <<<"$dump")"; return 1; }
 	for want in "sandbox_image = \"$IMAGE\"" 'snapshotter = "native"' 'default_runtime_name = "runc"' \
+		'password = "S3CRET-TOKEN"' \
 		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]' \
-		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard]' \
+		"BinaryName = \"$CD/bin/nsguard-runtime-audit\"" \
 		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard-spec]'; do
 		grep -qF -- "$want" <<<"$dump" || { CT_WHY="the merged config lacks $want"; return 1; }
 	done
-	want_eq "the drop-in's mode" "$(stat -c %a "$CD/conf.d/nsguard.toml")" 600 || return 1
-	before=$(md5sum <"$CD/conf.d/nsguard.toml")
-	dropin || { CT_WHY="second run: $(cat "$CD/dropin.out")"; return 1; }
-	want_eq "a second run" "$(md5sum <"$CD/conf.d/nsguard.toml")" "$before" || return 1
-	# The admin changes the CRI section afterwards: the next run carries it.
+	want_eq "config.toml's lines changed or removed" \
+		"$(diff "$CD/config.toml.before-test" "$CD/config.toml" | grep -c '^<')" 0 || return 1
+	want_eq "config.toml's mode" "$(stat -c %a "$CD/config.toml")" 600 || return 1
+	want_eq "files with the credential" "$(grep -rl S3CRET-TOKEN "$CD" | grep -v '\.before-test$')" "$CD/config.toml" ||
+		return 1
+	before=$(md5sum <"$CD/config.toml")
+	configure || { CT_WHY="second run: $(cat "$CD/configure.out")"; return 1; }
+	want_eq "a second run" "$(md5sum <"$CD/config.toml")" "$before" || return 1
+	# The admin rotates the credential and changes a CRI key afterwards.
+	sub "$CD/config.toml" 'password = "S3CRET-TOKEN"' 'password = "ROTATED-TOKEN"'
 	sub "$CD/config.toml" 'max_container_log_line_size = 16384' 'max_container_log_line_size = 16385'
-	dropin || { CT_WHY="run after the edit: $(cat "$CD/dropin.out")"; return 1; }
-	containerd --config "$CD/config.toml" config dump | grep -q 'max_container_log_line_size = 16385' ||
-		{ CT_WHY="the edit of config.toml did not reach the merged config"; return 1; }
-	# Handlers containerd cannot read (a table twice): refused, the old file kept.
-	before=$(md5sum <"$CD/conf.d/nsguard.toml")
-	cat "$CD/runtimes.toml" "$CD/runtimes.toml" >"$CD/twice.toml"
-	if "$EXAMPLES/nsguard-cri-dropin" --config "$CD/config.toml" --output "$CD/conf.d/nsguard.toml" \
-		"$CD/twice.toml" >"$CD/dropin.out" 2>&1; then
-		CT_WHY="a drop-in with a table twice was written"
+	dump=$(containerd --config "$CD/config.toml" config dump 2>&1)
+	for want in 'password = "ROTATED-TOKEN"' 'max_container_log_line_size = 16385' \
+		"BinaryName = \"$CD/bin/nsguard-runtime\""; do
+		grep -qF -- "$want" <<<"$dump" || { CT_WHY="after the admin's edits, the merged config lacks $want"; return 1; }
+	done
+	! grep -q S3CRET <<<"$dump" || { CT_WHY="the old credential is still read"; return 1; }
+	# Handlers containerd cannot read (a table twice): refused, config.toml kept.
+	before=$(md5sum <"$CD/config.toml")
+	cat "$CD/runtimes.toml" "$CD/runtimes.toml" | sed 's/runtimes\.nsguard/runtimes.nsguard-twice/' >"$CD/twice.toml"
+	if configure --extra "$CD/twice.toml"; then
+		CT_WHY="handlers with a table twice were written"
 		return 1
 	fi
-	want_eq "the drop-in after a refused run" "$(md5sum <"$CD/conf.d/nsguard.toml")" "$before" ||
-		return 1
-	[ -z "$(find "$CD/conf.d" -name '*nsguard-*')" ] || { CT_WHY="debris: $(ls "$CD/conf.d")"; return 1; }
+	want_eq "config.toml after a refused run" "$(md5sum <"$CD/config.toml")" "$before" || return 1
+	[ -z "$(find "$CD" -name '*nsguard-new*')" ] || { CT_WHY="debris: $(find "$CD" -name '*nsguard-new*')"; return 1; }
+	[ -z "$(ls -A "$CD/conf.d")" ] || { CT_WHY="conf.d: $(ls "$CD/conf.d")"; return 1; }
 }
 
 # The shipped base spec is this containerd's default spec plus the hooks.
@@ -190,7 +202,7 @@ echo "# $(containerd --version), $(runc --version | head -n 1)"
 cd_config
 cd_wrappers
 trap cd_cleanup EXIT
-ct_case cri/dropin-keeps-node-config case_dropin
+ct_case cri/configure-in-place case_configure
 ct_case cri/base-spec-is-default-spec case_base_spec
 cd_start || setup_fail "containerd did not start: $(tail -n 3 "$CD/log")"
 cd_image || setup_fail "image import failed: $(tail -n 3 "$CD/import.log")"

@@ -20,12 +20,15 @@
 #    the first run forward), which forgets a cgroup removed without poststop;
 #  - the DaemonSet's script (examples/containerd/nsguard-node-install)
 #    installs the newer build (nsguard-next): by rename, the admin's config
-#    kept, containerd's default config made to import conf.d, the drop-in
-#    written, containerd restarted, the pins upgraded; the running
+#    kept, nsguard's handlers appended to containerd's config.toml by
+#    nsguard configure (no drop-in, no copy of the file), containerd restarted, the pins upgraded; the running
 #    container stays guarded, a pod through the nsguard RuntimeClass handler
 #    is guarded by the new build; the monitor follows to the new pins and
 #    no event is lost; a second run changes nothing and does not restart
-#    containerd.
+#    containerd;
+#  - the Debian package (make deb) on the node once that install is gone:
+#    install, a guarded container, the upgrade to a later build while
+#    containers start (none refused), remove, purge, dpkg -L and leftovers.
 #
 # Case functions run through nsg_case, which shellcheck cannot follow.
 # They read `COND && COND || fail WHY`: the failure runs exactly when the
@@ -67,7 +70,8 @@ node_pre() {
 	sed -i -e 's|snapshotter = "overlayfs"|snapshotter = "native"|' \
 		-e "s|sandbox_image = \"registry.k8s.io/pause:3.6\"|sandbox_image = \"$IMAGE\"|" \
 		/etc/containerd/config.toml
-	grep -qx 'imports = \[\]' /etc/containerd/config.toml || setup_fail "config default has no 'imports = []'"
+	# As it was before any nsguard configure: the install must change no line of it.
+	cp -p /etc/containerd/config.toml /var/lib/nsg-config.toml.orig || setup_fail "keeping config.toml"
 	# The older nsguard, as make install left it, its units enabled, and
 	# the admin's config.
 	cp -R --preserve=mode,links "$OLD/usr/local/." /usr/local/ || setup_fail "installing the older build"
@@ -257,9 +261,13 @@ case_install() {
 	[ "$(stat -c %i "$NSG")" != "$old_ino" ] || { CT_WHY="$NSG was written over, not renamed"; return 1; }
 	[ -z "$(find /usr/local /etc -name '*.nsguard-new')" ] || { CT_WHY="left: $(find /usr/local /etc -name '*.nsguard-new')"; return 1; }
 	want_eq "the admin's nsguard.conf" "$(md5sum </etc/nsguard/nsguard.conf)" "$conf_sum" || return 1
-	grep -qx 'imports = \["/etc/containerd/conf.d/\*.toml"\]' /etc/containerd/config.toml ||
-		{ CT_WHY="config.toml does not import conf.d"; return 1; }
-	want_eq "the original config.toml kept" "$(grep -cx 'imports = \[\]' /etc/containerd/config.toml.pre-nsguard)" 1 || return 1
+	# config.toml: containerd's default with nsguard's block appended, no
+	# other line changed, and no drop-in or copy of it anywhere.
+	want_eq "config.toml's lines changed by the install" \
+		"$(diff /var/lib/nsg-config.toml.orig /etc/containerd/config.toml | grep -c '^<')" 0 || return 1
+	want_eq "nsguard's block in config.toml" "$(grep -c '^# >>> nsguard configure containerd' /etc/containerd/config.toml)" 1 || return 1
+	[ -z "$(find /etc/containerd -name '*nsguard*')" ] ||
+		{ CT_WHY="beside config.toml: $(find /etc/containerd -name '*nsguard*' | tr '\n' ' ')"; return 1; }
 	[ "$(systemctl show -P MainPID containerd.service)" != "$cd_pid" ] || { CT_WHY="containerd was not restarted"; return 1; }
 	want_eq "containerd after the restart" "$(systemctl is-active containerd.service)" active || return 1
 	containerd config dump | grep -qF '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard]' ||
@@ -349,5 +357,190 @@ case_install_again() {
 }
 n_case daemonset-install-again case_install_again
 
+# ------------------------------------------------- the Debian package's life
+# make deb's package (build/node/deb/old) and a later build of the same
+# source (build/node/deb/new: make deb DEB_SEQ_ADD=1), on this node once the
+# make install of /usr/local is gone: install, a guarded container, the
+# upgrade while containers start one after another (none refused, each
+# guarded), remove (its prerm unloads and names the runtime file that still
+# names nsguard-runtime), purge, and dpkg -L before and after.
 "${CTR[@]}" task kill -s KILL "$HELD" >/dev/null 2>&1
+PKG_START=$SECONDS
+DEB_OLD=$(ls "$NSG_REPO"/build/node/deb/old/nsguard_*_amd64.deb 2>/dev/null)
+DEB_NEW=$(ls "$NSG_REPO"/build/node/deb/new/nsguard_*_amd64.deb 2>/dev/null)
+RO=/run/nsg-ro  # the root file system as it is, under every mount below
+
+# writable DIR: DIR takes new entries: a tmpfs over it (or, inside a parent
+# already made so, a directory of its own) holding a symbolic link to each
+# entry of the original.  The root is this machine's, shared read-only.
+writable() {
+	local d=$1 p=${1%/*} src farm
+	# A parent that is a link into the original: a directory of its own first.
+	if [ -n "$p" ] && [ -L "$p" ] && [[ $(readlink "$p") == "$RO"/* ]]; then
+		writable "$p" || return 1
+	fi
+	if [ -L "$d" ] && [[ $(readlink "$d") == "$RO"/* ]]; then
+		src=$(readlink "$d")
+		rm -f "$d" && mkdir "$d" || return 1
+	elif touch "$d/.nsg-w" 2>/dev/null; then
+		rm -f "$d/.nsg-w"
+		return 0
+	else
+		# Filled beside it, then moved over it: ln and mount may live in $d.
+		src=$RO$(realpath "$d")
+		farm=$NODE/farm-$((++FARMS))
+		mkdir -p "$farm" && mount -t tmpfs -o mode=0755 tmpfs "$farm" || return 1
+		farm_fill "$src" "$farm" && mount --move "$farm" "$d" || return 1
+		return 0
+	fi
+	farm_fill "$src" "$d"
+}
+farm_fill() { # SRC DIR: a link in DIR to each entry of SRC
+	local e
+	for e in "$1"/* "$1"/.[!.]*; do
+		[ -e "$e" ] || [ -L "$e" ] || continue
+		ln -s "$e" "$2/${e##*/}" || return 1
+	done
+}
+FARMS=0
+pkg_setup() {
+	local e dirs=()
+	[ -f "$DEB_OLD" ] && [ -f "$DEB_NEW" ] || { CT_WHY="build/node/deb/{old,new}: no package (make build/node/done)"; return 1; }
+	# The make install of /usr/local goes, as an admin would take it away.
+	"$NSG" unconfigure containerd >/dev/null 2>&1
+	"$NSG" unload --force >"$NODE/unload.log" 2>&1 || { CT_WHY="nsguard unload --force: $(cat "$NODE/unload.log")"; return 1; }
+	systemctl disable --now nsguard-load.service nsguard-monitor.path nsguard-monitor.service nsguard-gc.timer \
+		nsguard-agent.socket nsguard-agent.service >/dev/null 2>&1
+	find /usr/local -mindepth 1 -delete
+	rm -rf /etc/nsguard /etc/systemd/system/nsguard-* /run/nsguard-node-install
+	systemctl daemon-reload
+	mkdir -p "$RO" && mount --bind / "$RO" || { CT_WHY="binding / to $RO"; return 1; }
+	# dpkg's database as this machine has it (/var is the node's tmpfs).
+	cp -a "$RO/var/lib/dpkg" /var/lib/ && mkdir -p /var/log /var/cache ||
+		{ CT_WHY="copying /var/lib/dpkg"; return 1; }
+	# Every directory a new entry of the package goes into, parents first.
+	# (dpkg makes the ones not there yet, in a parent that is.)
+	while read -r e; do
+		e=/${e#./} e=${e%/}
+		[ -n "${e#/}" ] || continue
+		[ ! -e "$RO$(realpath -m "$e")" ] && [ -e "$RO$(realpath -m "${e%/*}")" ] && dirs+=("${e%/*}")
+	done < <(dpkg-deb --fsys-tarfile "$DEB_OLD" | tar -t)
+	for e in $(printf '%s\n' "${dirs[@]}" | sort -u | awk '{ print length, $0 }' | sort -n | cut -d' ' -f2-); do
+		writable "$e" || { CT_WHY="making $e writable"; return 1; }
+	done
+}
+n_case package-setup pkg_setup
+NSG=/usr/bin/nsguard                # the package's, from here on
+# dpkg_do ARGS...: dpkg, its output in CT_OUT (man-db's trigger left pending: slow here).
+dpkg_do() {
+	CT_OUT=$(DEBIAN_FRONTEND=noninteractive dpkg --no-triggers --force-confdef --force-confold "$@" 2>&1)
+	CT_RC=$?
+}
+pkg_seq() { /usr/bin/nsguard --version 2>/dev/null | sed -n 's/^build sequence //p'; }
+deb_seq() { dpkg-deb -f "$1" Version | sed 's/.*+git\([0-9]*\)\..*/\1/'; }
+
+case_pkg_install() {
+	local f missing=
+	dpkg_do -i "$DEB_OLD"
+	echo "${CT_OUT//$'\n'/$'\n'  | }" | sed '1s/^/  | /'
+	want_run "dpkg -i $(basename "$DEB_OLD")" 0 "*nsguard: load: loaded*" || return 1
+	want_eq "dpkg -s nsguard" "$(dpkg-query -W -f '${Status}' nsguard)" "install ok installed" || return 1
+	want_eq "the installed build's sequence" "$(pkg_seq)" "$(deb_seq "$DEB_OLD")" || return 1
+	dpkg -L nsguard >"$NODE/pkg-files"
+	while read -r f; do [ -e "$f" ] || missing+=" $f"; done <"$NODE/pkg-files"
+	[ -z "$missing" ] || { CT_WHY="dpkg -L lists what is not there:$missing"; return 1; }
+	for u in nsguard-gc.timer nsguard-monitor.path nsguard-load.service; do
+		want_eq "systemctl is-enabled $u" "$(systemctl is-enabled "$u" 2>&1)" enabled || return 1
+	done
+	want_eq "systemctl is-enabled nsguard-agent.socket" "$(systemctl is-enabled nsguard-agent.socket 2>&1)" disabled || return 1
+	want_eq "nsguard-gc.timer" "$(systemctl is-active nsguard-gc.timer)" active || return 1
+	[ -e /sys/fs/bpf/nsguard/prog ] || { CT_WHY="the postinst loaded nothing"; return 1; }
+}
+n_case package-install case_pkg_install
+
+PKG_HELD=pkg-held-$S
+case_pkg_container() {
+	CT_OUT=$(timeout 120 "${CTR[@]}" run -d --snapshotter native --runc-binary /usr/bin/nsguard-runtime \
+		"$IMAGE" "$PKG_HELD" </dev/null 2>&1)
+	CT_RC=$?
+	want_eq "ctr run $PKG_HELD: $(ct_tail)" "$CT_RC" 0 || return 1
+	probe "$PKG_HELD"
+	want_run "unshare in $PKG_HELD" 1 "*unshare: fail errno=EPERM*" || return 1
+	want_eq "status of $PKG_HELD" "$(status_of "$PKG_HELD")" "deny denied=1"
+}
+n_case package-guarded-container case_pkg_container
+
+# The upgrade while containers start, one after another: every start
+# succeeds and is guarded (its unshare refused), before, during and after.
+case_pkg_upgrade() {
+	local loop n=0 bad=0 i
+	: >"$NODE/starts"
+	(
+		i=0
+		while [ ! -e "$NODE/starts.stop" ] && [ "$i" -lt 200 ]; do
+			i=$((i + 1))
+			out=$(timeout 120 "${CTR[@]}" run --rm --snapshotter native --runc-binary /usr/bin/nsguard-runtime \
+				"$IMAGE" "loop-$S-$i" nsg-userns unshare </dev/null 2>&1)
+			echo "$i $? $(tr '\n' ' ' <<<"$out")" >>"$NODE/starts"
+		done
+	) &
+	loop=$!
+	# A few starts first, then the upgrade under them, then a few more.
+	for _ in $(seq 300); do [ "$(wc -l <"$NODE/starts")" -ge 2 ] && break; sleep 0.2; done
+	dpkg_do -i "$DEB_NEW"
+	echo "${CT_OUT//$'\n'/$'\n'  | }" | sed '1s/^/  | /'
+	local after
+	after=$(($(wc -l <"$NODE/starts") + 2))
+	for _ in $(seq 300); do [ "$(wc -l <"$NODE/starts")" -ge "$after" ] && break; sleep 0.2; done
+	: >"$NODE/starts.stop"
+	wait "$loop"
+	want_run "dpkg -i $(basename "$DEB_NEW")" 0 "*nsguard: upgrade: *" || return 1
+	want_eq "the upgraded build's sequence" "$(pkg_seq)" "$(deb_seq "$DEB_NEW")" || return 1
+	n=$(wc -l <"$NODE/starts")
+	bad=$(grep -vc ' 1 .*unshare: fail errno=EPERM' "$NODE/starts")
+	echo "# $n container starts during the upgrade, $bad not started or not guarded"
+	[ "$n" -ge 4 ] && [ "$bad" = 0 ] || { CT_WHY="starts: $(grep -v ' 1 .*unshare: fail errno=EPERM' "$NODE/starts" | head -n 3 | tr '\n' '|') ($n in all)"; return 1; }
+	/usr/bin/nsguard status --format prometheus | grep -qx 'nsguard_pins_other_build 0' ||
+		{ CT_WHY="the pins are not the new build's after the upgrade"; return 1; }
+	probe "$PKG_HELD"
+	want_run "unshare in $PKG_HELD after the upgrade" 1 "*unshare: fail errno=EPERM*"
+}
+n_case package-upgrade-under-starts case_pkg_upgrade
+
+# Remove: the prerm unloads (no container guarded any more) and names the
+# runtime file configure left pointing at nsguard-runtime (nsguard(8),
+# UNINSTALL: it does not unconfigure); the conffile stays until purge.
+case_pkg_remove() {
+	"${CTR[@]}" task kill -s KILL "$PKG_HELD" >/dev/null 2>&1
+	for _ in $(seq 100); do "${CTR[@]}" task ls -q | grep -qx "$PKG_HELD" || break; sleep 0.2; done
+	"${CTR[@]}" c rm "$PKG_HELD" >/dev/null 2>&1
+	cp -p /etc/containerd/config.toml "$NODE/config.toml.pkg"
+	/usr/bin/nsguard configure containerd >/dev/null 2>&1 || { CT_WHY="nsguard configure containerd"; return 1; }
+	dpkg_do -r nsguard
+	echo "${CT_OUT//$'\n'/$'\n'  | }" | sed '1s/^/  | /'
+	want_run "dpkg -r nsguard" 0 "*/etc/containerd/config.toml still names nsguard-runtime*" || return 1
+	want_run "dpkg -r nsguard" 0 "*nsguard: unload:*" || return 1
+	cp -p "$NODE/config.toml.pkg" /etc/containerd/config.toml
+	[ ! -e /sys/fs/bpf/nsguard ] || { CT_WHY="/sys/fs/bpf/nsguard is left after remove"; return 1; }
+	[ ! -e /usr/bin/nsguard ] || { CT_WHY="/usr/bin/nsguard is left after remove"; return 1; }
+	want_eq "dpkg -s nsguard" "$(dpkg-query -W -f '${Status}' nsguard)" "deinstall ok config-files" || return 1
+	[ -e /etc/nsguard/nsguard.conf ] || { CT_WHY="remove took the conffile"; return 1; }
+}
+n_case package-remove case_pkg_remove
+
+case_pkg_purge() {
+	local f left=
+	dpkg_do -P nsguard
+	want_eq "dpkg -P nsguard: $(ct_tail)" "$CT_RC" 0 || return 1
+	! dpkg-query -W -f '${Status}' nsguard 2>/dev/null | grep -qv 'not-installed' ||
+		{ CT_WHY="dpkg still knows nsguard: $(dpkg-query -W -f '${Status}' nsguard)"; return 1; }
+	while read -r f; do [ -d "$f" ] || [ ! -e "$f" ] || left+=" $f"; done <"$NODE/pkg-files"
+	for f in /etc/nsguard /var/lib/nsguard /run/nsguard /usr/share/doc/nsguard /usr/share/nsguard; do
+		[ ! -e "$f" ] || left+=" $f"
+	done
+	left+=$(find /etc/systemd /lib/systemd/system /usr/bin -name '*nsguard*' -printf ' %p' 2>/dev/null)
+	[ -z "$left" ] || { CT_WHY="left after purge:$left"; return 1; }
+	echo "# the package's life: $((SECONDS - PKG_START)) s"
+}
+n_case package-purge-leaves-nothing case_pkg_purge
 exit 0

@@ -43,7 +43,7 @@ int conf_read_file(const char *path, char **text, size_t *len, bool *existed)
 
 /*
  * configure makes root run what it names (dockerd and containerd run the
- * wrapper, configure runs nsguard-cri-dropin): path, links resolved, and
+ * wrapper; --extra files go into containerd's config.toml): path, links resolved, and
  * every directory above it must be root's and written by no one else (a
  * world-writable directory only with the sticky bit, as /tmp).
  */
@@ -111,7 +111,7 @@ char *conf_side_path(const char *path, const char *suffix)
 	return p;
 }
 
-/* --dry-run: what would change, as diff -u shows it. */
+/* --dry-run: what would change, as diff -U0 shows it: the changed lines alone. */
 int conf_show_diff(const char *path, const char *old, const char *new)
 {
 	char a[] = "/tmp/nsguard-configure.XXXXXX", b[] = "/tmp/nsguard-configure.XXXXXX";
@@ -129,7 +129,7 @@ int conf_show_diff(const char *path, const char *old, const char *new)
 
 		snprintf(la, sizeof(la), "--label=%s", path);
 		snprintf(lb, sizeof(lb), "--label=%s (nsguard)", path);
-		execlp("diff", "diff", "-u", la, lb, a, b, (char *)NULL);
+		execlp("diff", "diff", "-U0", la, lb, a, b, (char *)NULL);
 		_exit(127);
 	}
 	if (pid > 0)

@@ -14,7 +14,7 @@
 #define CONF_MAX (1u << 20) /* the largest runtime file read */
 
 struct conf {
-	const char *runtime, *file, *bindir, *tiers_arg, *share, *containerd, *crio;
+	const char *runtime, *file, *bindir, *tiers_arg, *containerd, *crio;
 	const char *extra[8]; /* containerd: more runtimes files (--extra) */
 	size_t n_extra;
 	bool dry_run;
@@ -32,7 +32,7 @@ int conf_split(const char *path, char **dir, char **base);
 char *conf_side_path(const char *path, const char *suffix);
 /* Replace path with exactly text, atomically. */
 int conf_write_text(const char *path, const char *text, mode_t mode);
-/* --dry-run: the change as diff -u shows it. */
+/* --dry-run: the change as diff -U0 shows it (the changed lines alone). */
 int conf_show_diff(const char *path, const char *old, const char *new);
 /* Run argv to its end; with out, its standard output (malloc'd). */
 int conf_spawn(char *const argv[], char **out);
@@ -42,5 +42,6 @@ char *conf_hook_json(const struct conf *c, const char *stage);
 int conf_hooks_files(const struct conf *c, const char *dir, bool add, size_t *changed);
 
 int conf_crio(const struct conf *c, bool add);
+int conf_containerd(const struct conf *c, bool add);
 
 #endif

@@ -39,8 +39,11 @@ chmod 640 "$J"
 cp -p "$J" "$t/before"
 
 dk configure --dry-run
-check dry-run-diff '[ "$rc" = 0 ] && grep -q "^+.*nsguard-runtime-audit" <<<"$out"'
-check dry-run-changes-nothing 'cmp -s "$J" "$t/before"'
+check dry-run-lists-entries '[ "$rc" = 0 ] && [ "$(grep -c "would add runtimes.nsguard" <<<"$out")" = 3 ] &&
+	grep -qF "runtimes.nsguard-audit: {\"path\": \"$t/bin/nsguard-runtime-audit\"}" <<<"$out"'
+# Only nsguard's keys: none of the admin's (kata, log-level) in what it prints.
+check dry-run-only-own-keys '! grep -q "kata\|log-level\|nofile" <<<"$out$err"'
+check dry-run-changes-nothing 'cmp -s "$J" "$t/before" && [ -z "$(find "$t/d" -name '\''.*nsguard*'\'')" ]'
 
 dk configure
 check configure '[ "$rc" = 0 ] && [[ $out == *"configured (3 runtimes)"* ]]'
@@ -63,6 +66,33 @@ check tiers '[ "$rc" = 0 ] && [ "$(jq -r '\''.runtimes | keys | join(" ")'\'' "$
 jq '. + {"debug": true}' "$J" >"$t/edited" && cat "$t/edited" >"$J"
 dk unconfigure
 check unconfigure-after-edit '[ "$rc" = 0 ] && [ "$(jq -c '\''[.debug, (.runtimes | keys)]'\'' "$J")" = '\''[true,["kata"]]'\'' ]'
+
+# A daemon.json laid out by hand: configure adds nsguard's lines and changes
+# no other byte (diff: added lines only); the admin edits it afterwards, and
+# unconfigure takes out exactly nsguard's lines.
+printf '{\n    "log-level":"warn",\n    "runtimes": {\n        "kata": {"path": "/usr/bin/kata-runtime"}\n    },\n    "debug" : false\n}\n' >"$J"
+cp "$J" "$t/before"
+dk configure
+diff "$t/before" "$J" >"$t/diff"
+check minimal-diff-into-runtimes '[ "$rc" = 0 ] && [ "$(grep -c "^>" "$t/diff")" = 3 ] && ! grep -q "^<" "$t/diff" &&
+	[ "$(grep -c "^>         \"nsguard[a-z-]*\": {\"path\": \"$t/bin/nsguard-runtime[a-z-]*\"},\$" "$t/diff")" = 3 ] &&
+	[ "$(jq -c '\''.runtimes | keys'\'' "$J")" = '\''["kata","nsguard","nsguard-allow","nsguard-audit"]'\'' ]'
+sed -i 's/"debug" : false/"debug" : true/' "$J"
+sed 's/"debug" : false/"debug" : true/' "$t/before" >"$t/want"
+dk unconfigure
+check minimal-diff-unconfigure-after-edit '[ "$rc" = 0 ] && cmp -s "$J" "$t/want"'
+printf '{\n\t"log-level": "warn",\n\t"debug": false\n}\n' >"$J"
+cp "$J" "$t/before"
+dk configure
+diff "$t/before" "$J" >"$t/diff"
+check minimal-diff-new-runtimes '[ "$rc" = 0 ] && ! grep -q "^<" "$t/diff" && [ "$(grep -c "^>" "$t/diff")" = 5 ] &&
+	grep -qx "> 	\"runtimes\": {" "$t/diff" && grep -qx "> 		\"nsguard\": {\"path\": \"$t/bin/nsguard-runtime\"}," "$t/diff" &&
+	[ "$(jq -c '\''[."log-level", .debug, (.runtimes | length)]'\'' "$J")" = '\''["warn",false,3]'\'' ]'
+sed -i 's/"warn"/"info"/' "$J"
+sed 's/"warn"/"info"/' "$t/before" >"$t/want"
+dk unconfigure
+check minimal-diff-new-runtimes-unconfigure '[ "$rc" = 0 ] && cmp -s "$J" "$t/want"'
+rm -f "$J"
 
 # No daemon.json before: configure creates it, unconfigure removes it.
 rm -f "$J"
@@ -203,43 +233,126 @@ check crio-not-ours-left-alone '[ "$rc" = 1 ] && [[ $err == *"not nsguard'"'"'s 
 	[ "$(cat "$R/crio.conf.d/99-nsguard.conf")" = "[crio.runtime]" ]'
 rm "$R/crio.conf.d/99-nsguard.conf"
 
+# --dry-run as any user, with a fresh build's binary alone (no links, no
+# share files) and a --bindir not there yet: what it would add, nothing written.
+mkdir -p "$t/fresh" "$t/pub" && chmod 755 "$t" "$t/fresh" "$t/pub" && cp "$NSGUARD" "$t/fresh/nsguard"
+nobody() { run setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+printf '{"log-level": "warn"}\n' >"$t/pub/daemon.json" && chmod 644 "$t/pub/daemon.json"
+nobody "$t/fresh/nsguard" configure --dry-run --bindir /opt/nsg/bin --file "$t/pub/daemon.json" docker
+check docker-dry-run-any-user '[ "$rc" = 0 ] && [ "$(grep -c "would add runtimes.*/opt/nsg/bin/nsguard-runtime" <<<"$out")" = 3 ] &&
+	[ "$(cat "$t/pub/daemon.json")" = "{\"log-level\": \"warn\"}" ] && [ "$(ls -A "$t/pub")" = daemon.json ]'
+
 run "$NSG" configure --bindir "$t/bin" nosuch
 check unknown-runtime '[ "$rc" = 2 ]'
 
-# containerd: the drop-in beside config.toml (which nsguard never edits),
-# written by nsguard-cri-dropin from containerd's own reading of its config
-# (`containerd config dump` parses; no daemon runs).
+# containerd: config.toml edited in place, nsguard's handler tables in a
+# block of their own at its end (nothing else changes: no copy of the CRI
+# section, none of its secrets in a second file).  What containerd reads is
+# containerd's own `containerd config dump` (its TOML reader and import
+# merge; no daemon runs here; client-cri.sh starts pods through it).
 if command -v containerd >/dev/null; then
 	C=$t/ctd
-	mkdir -p "$C/share"
+	mkdir -p "$C/conf.d"
+	chmod 755 "$t" "$C" "$C/conf.d" "$t/bin"
+	# A node's config.toml: imports conf.d, a registry credential last, no
+	# final newline (the block must not change that line either).
+	containerd config default | sed "s|^imports = \[\]|imports = [\"$C/conf.d/*.toml\"]|" >"$C/config.toml"
+	printf '\n[plugins."io.containerd.grpc.v1.cri".registry.configs."r.example".auth]\n  password = "S3CRET-TOKEN"' >>"$C/config.toml"
+	chmod 644 "$C/config.toml"
+	cp -p "$C/config.toml" "$t/ctd-before"
+	ct() { run "$NSG" "$1" --bindir "$t/bin" --file "$C/config.toml" "${@:2}" containerd; }
+	dump() { containerd --config "$C/config.toml" config dump; }
+	# --dry-run as any user, on a fresh build (no share files, no links
+	# needed), honouring --bindir; nothing written, no secret printed.
+	nobody "$t/fresh/nsguard" configure --dry-run --bindir /opt/nsg/bin --file "$C/config.toml" containerd
+	check containerd-dry-run-any-user '[ "$rc" = 0 ] &&
+		grep -qxF "+    BinaryName = \"/opt/nsg/bin/nsguard-runtime-audit\"" <<<"$out" &&
+		[ "$(grep -c "^+.*BinaryName" <<<"$out")" = 3 ]'
+	check containerd-dry-run-no-secret '! grep -q "S3CRET\|sandbox_image\|registry" <<<"$out$err"'
+	check containerd-dry-run-writes-nothing 'cmp -s "$C/config.toml" "$t/ctd-before" &&
+		[ -z "$(ls -A "$C/conf.d")" ] && [ "$(ls -A "$C")" = "$(printf "conf.d\nconfig.toml")" ]'
+	chmod 600 "$C/config.toml"
+	nobody "$t/fresh/nsguard" configure --dry-run --file "$C/config.toml" containerd
+	check containerd-dry-run-unreadable '[ "$rc" = 1 ] && [[ $err == "nsguard: $C/config.toml: Permission denied"* ]] && [ -z "$out" ]'
+	chmod 644 "$C/config.toml"
+
+	ct configure
+	diff "$t/ctd-before" "$C/config.toml" >"$t/diff"
+	# The line that had no newline gets one (the diff shows it once on each side).
+	check containerd-configure '[ "$rc" = 0 ] && dump | grep -qF "BinaryName = \"$t/bin/nsguard-runtime-audit\"" &&
+		[ -z "$(ls -A "$C/conf.d")" ] && [ "$(stat -c %a "$C/config.toml")" = 644 ]'
+	check containerd-minimal-diff '[ "$(grep "^<" "$t/diff")" = "<   password = \"S3CRET-TOKEN\"" ] &&
+		[ "$(grep -c "^>.*S3CRET" "$t/diff")" = 1 ] && [ "$(grep -v "^[<>-]\|^[0-9]" "$t/diff")" = "\\ No newline at end of file" ] &&
+		! grep -q "^>.*\(sandbox_image\|registry\)" "$t/diff"'
+	# shellcheck disable=SC2034 # read by the condition
+	md5=$(md5sum <"$C/config.toml")
+	ct configure
+	check containerd-idempotent '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]] && [ "$(md5sum <"$C/config.toml")" = "$md5" ]'
+	# After configure the admin rotates the credential and changes a CRI key:
+	# containerd reads both, and nsguard's handlers still.
+	edit() { sed -i 's/S3CRET-TOKEN/ROTATED-TOKEN/; s/max_container_log_line_size = 16384/max_container_log_line_size = 16385/' "$@"; }
+	edit "$C/config.toml"
+	dump >"$t/dump"
+	check containerd-sees-later-edits 'grep -qx " *password = \"ROTATED-TOKEN\"" "$t/dump" && ! grep -q S3CRET "$t/dump" &&
+		grep -qx " *max_container_log_line_size = 16385" "$t/dump" &&
+		grep -qF "BinaryName = \"$t/bin/nsguard-runtime\"" "$t/dump"'
+	ct unconfigure
+	cp -p "$t/ctd-before" "$t/want" && edit "$t/want"
+	check containerd-unconfigure-exact '[ "$rc" = 0 ] && cmp -s "$C/config.toml" "$t/want" && [ "$(stat -c %a "$C/config.toml")" = 644 ]'
+	ct unconfigure
+	check containerd-unconfigure-again '[ "$rc" = 0 ] && [[ $out == *"nothing of nsguard"* ]] && cmp -s "$C/config.toml" "$t/want"'
+
+	# containerd's own default (imports = [], a final newline): no import needed.
+	containerd config default >"$C/config.toml"
+	cp -p "$C/config.toml" "$t/ctd-before"
+	ct configure
+	check containerd-no-imports-needed '[ "$rc" = 0 ] && dump | grep -qF "BinaryName = \"$t/bin/nsguard-runtime-allow\"" &&
+		[ "$(diff "$t/ctd-before" "$C/config.toml" | grep -c "^[<-]")" = 0 ]'
+	ct unconfigure
+	check containerd-unconfigure-default '[ "$rc" = 0 ] && cmp -s "$C/config.toml" "$t/ctd-before"'
+
+	# An import with a CRI section would replace config.toml's, handlers and
+	# all: refused, dry run too, nothing changed.
 	containerd config default | sed "s|^imports = \[\]|imports = [\"$C/conf.d/*.toml\"]|" >"$C/config.toml"
 	cp -p "$C/config.toml" "$t/ctd-before"
-	cp examples/containerd/nsguard-cri-dropin "$C/share/"
-	sed "s|@BINDIR@|$t/bin|" examples/containerd/nsguard-runtimes.toml.in >"$C/share/nsguard-runtimes.toml"
-	ct() { run "$NSG" "$1" --bindir "$t/bin" --share "$C/share" --file "$C/config.toml" "${@:2}" containerd; }
+	printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "other:1"\n' >"$C/conf.d/admin.toml"
 	ct configure --dry-run
-	check containerd-dry-run '[ "$rc" = 0 ] && grep -q "^+.*runtimes.nsguard-audit" <<<"$out" && [ ! -e "$C/conf.d/nsguard.toml" ]'
+	check containerd-dry-run-checks-imports '[ "$rc" = 1 ] && [[ $err == *"admin.toml, which"*"has a CRI plugin section"* ]]'
 	ct configure
-	check containerd-configure '[ "$rc" = 0 ] && [ "$(stat -c %a "$C/conf.d/nsguard.toml")" = 600 ] &&
-		containerd --config "$C/config.toml" config dump | grep -qF "BinaryName = \"$t/bin/nsguard-runtime-audit\"" &&
-		cmp -s "$C/config.toml" "$t/ctd-before"'
-	# shellcheck disable=SC2034 # read by the condition
-	md5=$(md5sum <"$C/conf.d/nsguard.toml")
-	ct configure
-	check containerd-idempotent '[ "$rc" = 0 ] && [ "$(md5sum <"$C/conf.d/nsguard.toml")" = "$md5" ]'
+	check containerd-refuses-cri-import '[ "$rc" = 1 ] && [[ $err == *"has a CRI plugin section"* ]] && cmp -s "$C/config.toml" "$t/ctd-before"'
+	rm "$C/conf.d/admin.toml"
+	# An earlier nsguard's drop-in (a stale copy of the CRI section, an old
+	# password in it) goes: containerd reads config.toml's section again.
+	printf '# containerd CRI drop-in written by nsguard-cri-dropin from\nversion = 2\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "stale:1"\n' >"$C/conf.d/nsguard.toml"
 	ct configure --dry-run
-	check containerd-dry-run-configured '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]]'
+	check containerd-dry-run-old-dropin '[ "$rc" = 0 ] && [[ $out == *"conf.d/nsguard.toml: an earlier nsguard"*"would be removed"* ]] && [ -e "$C/conf.d/nsguard.toml" ]'
+	ct configure
+	check containerd-removes-old-dropin '[ "$rc" = 0 ] && [ ! -e "$C/conf.d/nsguard.toml" ] && ! dump | grep -q stale: &&
+		dump | grep -qF "BinaryName = \"$t/bin/nsguard-runtime\""'
 	ct unconfigure
-	check containerd-unconfigure '[ "$rc" = 0 ] && [ ! -e "$C/conf.d/nsguard.toml" ] && cmp -s "$C/config.toml" "$t/ctd-before"'
-	# A config.toml that imports nothing: refused, the drop-in as it was.
+	check containerd-unconfigure-after-migration '[ "$rc" = 0 ] && cmp -s "$C/config.toml" "$t/ctd-before"'
+	# A handler of nsguard's name the admin wrote: left alone.
+	printf '\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nsguard]\n  runtime_type = "io.containerd.runc.v2"\n' >>"$C/config.toml"
+	cp -p "$C/config.toml" "$t/ctd-before"
 	ct configure
-	cp -p "$C/conf.d/nsguard.toml" "$t/dropin-before"
+	check containerd-refuses-admins-handler '[ "$rc" = 1 ] && [[ $err == *"the handler nsguard is there already"* ]] && cmp -s "$C/config.toml" "$t/ctd-before"'
+	# A block whose end line was deleted by hand: refused, unchanged.
 	containerd config default >"$C/config.toml"
 	ct configure
-	check containerd-needs-imports '[ "$rc" = 1 ] && [[ $err == *"does not import"* ]] && cmp -s "$C/conf.d/nsguard.toml" "$t/dropin-before"'
-	rm -f "$C/conf.d/nsguard.toml"
-	ct configure
-	check containerd-needs-imports-nothing-left '[ "$rc" = 1 ] && [ ! -e "$C/conf.d/nsguard.toml" ]'
+	sed -i '/^# <<< nsguard configure containerd$/d' "$C/config.toml"
+	cp -p "$C/config.toml" "$t/ctd-before"
+	ct unconfigure
+	check containerd-refuses-broken-block '[ "$rc" = 1 ] && [[ $err == *"edited by hand"* ]] && cmp -s "$C/config.toml" "$t/ctd-before"'
+	# Not what the real run writes: links missing under --bindir.
+	containerd config default >"$C/config.toml"
+	cp -p "$C/config.toml" "$t/ctd-before"
+	run "$NSG" configure --bindir "$t/nowhere" --file "$C/config.toml" containerd
+	check containerd-refuses-missing-links '[ "$rc" = 1 ] && [[ $err == *"$t/nowhere/nsguard-runtime"* ]] && cmp -s "$C/config.toml" "$t/ctd-before"'
+	if [ -z "$(find "$C" -name '*nsguard-new*')" ]; then
+		pass cli/configure/containerd-no-debris
+	else
+		fail cli/configure/containerd-no-debris "$(find "$C" -name '*nsguard-new*')"
+	fi
 else
 	skip cli/configure/containerd "no containerd binary (make deps-test)"
 fi

@@ -64,6 +64,8 @@ has status-options "nsguard status --" --json
 has monitor-options "nsguard monitor --" --json --count
 has attach-options "nsguard attach --" --cgroup --id --mode --max-depth --errno --max-count
 want hook-stages "nsguard hook " "$(comp "nsguard hook ")" "createRuntime poststop prestart"
+want configure-runtimes "nsguard configure " "$(comp "nsguard configure ")" "containerd cri-o docker podman"
+want unconfigure-runtime-prefix "nsguard unconfigure --dry-run c" "$(comp "nsguard unconfigure --dry-run c")" "containerd cri-o"
 want hook-stage-prefix "nsguard hook p" "$(comp "nsguard hook p")" "poststop prestart"
 want hook-after-stage "nsguard hook poststop --" "$(comp "nsguard hook poststop --")" \
 	"--config --help --verbose"
