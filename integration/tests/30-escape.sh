@@ -558,8 +558,10 @@ case_shared_pidns() {
 ct_hook_case escape/shared-pidns-host-root-refused case_shared_pidns
 # A destination through a symlink of the image (/a -> /b): the host's
 # cgroupfs lands on /b, above the ro bind the last entry at /b asks for.
-# crun's later ro remount reaches the covered bind only; nsguard makes the
-# top one read-only itself, so the container cannot write the host's cgroupfs.
+# crun's later ro remount reaches the covered bind only, and a remount of
+# the /a entry (with nosuid, say) would clear a read-only flag nsguard set
+# on the top one: two mounts stacked where one entry names the point, so
+# nsguard does not make it read-only for the runtime but refuses it.
 case_symlinked_destination() {
 	local id=symlinked-$S
 	ln -sfn b "$CT_ROOTFS/a" || { CT_WHY="cannot make $CT_ROOTFS/a"; return 1; }
@@ -569,7 +571,11 @@ case_symlinked_destination() {
 		-- sh -c 'mkdir /b/nsg-probe-'"$S"' 2>/dev/null && echo WROTE-CGROUPFS || echo CGROUPFS-READ-ONLY' || return 1
 	ct_run "$id"
 	rm -f "$CT_ROOTFS/a"
-	rmdir "$CT_CGFS/nsg-probe-$S" 2>/dev/null
-	want_run "$CRUN run" 0 "CGROUPFS-READ-ONLY"
+	if rmdir "$CT_CGFS/nsg-probe-$S" 2>/dev/null; then
+		CT_WHY="the container wrote the host's cgroupfs"
+		return 1
+	fi
+	[ "$CT_RC" != 0 ] || { CT_WHY="$CRUN run exited 0: $(ct_tail)"; return 1; }
+	want_run "$CRUN run" "$CT_RC" "*nsguard: *container's mount at */b shows cgroup / read-write*"
 }
-ct_case escape/symlinked-destination-made-read-only case_symlinked_destination
+ct_case escape/symlinked-destination-refused case_symlinked_destination
