@@ -129,11 +129,11 @@ case_masked() {
 ct_case views/proc-sys-masked-guarded case_masked
 
 # --- nsguard's config and binary, writable.
-case_config_rw() {
-	local dir=$CT_WORK/conf-$S rc=0
+case_config_rw() { # [--userns]
+	local dir=$CT_WORK/conf${1:+-u}-$S rc=0
 	mkdir -p "$dir" && printf 'fail-mode = open\n' >"$dir/nsguard.conf" || return 1
-	view_refused config-rw "container's mount at */v shows nsguard's configuration $dir/nsguard.conf read-write*" \
-		--conf "$dir/nsguard.conf" --mount "$(bind "$dir" /v bind rw)" || rc=1
+	view_refused "config-rw${1:+-u}" "container's mount at */v shows nsguard's configuration $dir/nsguard.conf read-write*" \
+		--conf "$dir/nsguard.conf" --mount "$(bind "$dir" /v bind rw)" "$@" || rc=1
 	rm -rf "$dir"
 	return $rc
 }
@@ -207,6 +207,46 @@ case_symlinked_destination() {
 	return $rc
 }
 ct_case views/symlinked-destination-refused case_symlinked_destination
+# Review: readonlyPaths ["/"] is read-only at the rootfs's top mount only
+# (runc, crun): the proc mount beneath stays writable.
+ct_case views/ro-paths-root-refused view_refused ropaths-root \
+	"the container's /proc at */proc leaves /proc/sys writable*" --ro-paths '["/"]'
+# Review: with rootfsPropagation rshared the container's copies of the host's
+# mounts stay their peers, so what the runtime mounts under them (before the
+# hook) lands in the host's namespace too: refused at the hook, and a hook
+# that finds nsguard's own state overmounted refuses every start.
+case_propagation() {
+	local d=$CT_WORK/prop-$S id=prop-$S rc=0 out
+	mkdir -p "$d/share" "$d/evil" || return 1
+	if ! { mount -t tmpfs tmpfs "$d/share" && mount --make-shared "$d/share"; }; then
+		CT_WHY="cannot share $d/share"
+		return 1
+	fi
+	mkdir -p "$d/share/x"
+	view_refused "$id" "container's mount at * is a peer of nsguard's mount at *(shared:*" \
+		--linux-extra '"rootfsPropagation": "rshared",' \
+		--mount "$(bind "$d/share" /v rbind rw)" --mount "$(bind "$d/evil" /v/x bind rw)" || rc=1
+	# What the runtime did before the hook: its bind reached the host's $d/share/x.
+	out=$(grep -c " $d/share/x " /proc/self/mountinfo)
+	[ "$out" = 0 ] || umount -l "$d/share/x"
+	umount -l "$d/share" 2>/dev/null
+	rm -rf "$d"
+	return $rc
+}
+ct_case views/rshared-propagation-refused case_propagation
+case_state_overmounted() {
+	local id=overmount-$S rc=0
+	mount -t tmpfs tmpfs /run/nsguard/containers || { CT_WHY="cannot mount over the records"; return 1; }
+	ct_bundle "$id" --errno EACCES --conf "$OPEN_CONF" -- nsg-userns unshare || rc=1
+	[ $rc != 0 ] || ct_run "$id"
+	umount /run/nsguard/containers
+	[ $rc = 0 ] || return 1
+	[ "$CT_RC" != 0 ] || { CT_WHY="$CRUN run exited 0: $(ct_tail)"; return 1; }
+	want_run "$CRUN output" "$CT_RC" "*nsguard: *nsguard's /run/nsguard has a mount at /run/nsguard/containers in the hook's own mount namespace*" ||
+		return 1
+	ct_gone "$id" ""
+}
+ct_case views/state-overmounted-never-opened case_state_overmounted
 # The bpf() guard refuses a hook run from a guarded cgroup (a runtime inside
 # a guarded container): never opened by fail-mode open, or the container
 # would start unguarded.
@@ -247,14 +287,23 @@ ct_case views/userns-run-ro-refused view_refused userns-run \
 ct_case views/userns-host-proc-refused view_refused userns-proc \
 	"container's mount at */p is a proc file system of the host's*$USERNS_GLOB" --userns \
 	--mount "$(bind /proc /p rbind ro)"
-# What only the host's root could use, writable: it starts guarded, and each
-# attempt fails with EACCES (the modes of root's files).
+# What only the host's root could use, writable: refused as well (review:
+# a descriptor keeps the mount's writability, and a host-root container's
+# root passes the modes of root's files).  Read-only, it starts guarded, and
+# each attempt fails with EACCES.
+ct_case views/userns-config-rw-refused case_config_rw --userns
+ct_case views/userns-cgroup-rw-refused view_refused userns-cg \
+	"container's mount at */b shows cgroup / read-write*$USERNS_GLOB" --userns \
+	--mount "$(bind /sys/fs/cgroup /b bind rw)"
+ct_case views/userns-proc-sys-writable-refused view_refused userns-procsys \
+	"the container's /proc at */proc leaves /proc/sys writable*a descriptor of it, handed to*" \
+	--userns --ro-paths ''
 case_userns_views() {
 	local id=userns-views-$S dir=$CT_WORK/conf-userns-$S
 	mkdir -p "$dir" && printf 'fail-mode = open\n' >"$dir/nsguard.conf" || return 1
 	# shellcheck disable=SC2016 # the container's shell expands it
 	ct_bundle "$id" --errno EACCES --userns --conf "$dir/nsguard.conf" \
-		--mount "$(bind /sys/fs/cgroup /b bind rw)" --mount "$(bind "$dir" /r bind rw)" \
+		--mount "$(bind /sys/fs/cgroup /b bind ro)" --mount "$(bind "$dir" /r bind ro)" \
 		-- sh -c 'echo $$ 2>/dev/null >/b/cgroup.procs && echo MOVED-OUT || echo move-refused; echo "default-mode = allow" 2>/dev/null >/r/nsguard.conf && echo CONFIG-WRITTEN || echo config-refused; nsg-userns unshare' || return 1
 	ct_run "$id"
 	rm -rf "$dir"
@@ -262,7 +311,7 @@ case_userns_views() {
 	want_eq "what it could do ($(ct_tail))" "$(echo "$CT_OUT" | grep -E '^(unshare): |-refused$|MOVED|WRITTEN' | tr '\n' '|')" \
 		"move-refused|config-refused|unshare: fail errno=EACCES|"
 }
-ct_case views/userns-writable-views-guarded case_userns_views
+ct_case views/userns-readonly-views-guarded case_userns_views
 
 # --- the neighbour started first is still guarded after every attempt above.
 case_neighbour() {

@@ -193,11 +193,13 @@ CT_DEFAULT_CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_
 #                                      /proc/bus, fs, irq, sys, sysrq-trigger;
 #                                      '' leaves the key out)
 #   --masked-paths JSON                linux.maskedPaths (default Docker's)
+#   --linux-extra MEMBERS              more members of "linux", each ending in ","
+#                                      (e.g. '"rootfsPropagation": "rshared",')
 #   --pad BYTES                        BYTES of white space after the document
 ct_bundle() {
 	local id=$1
 	shift
-	local conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1 via=''
+	local linuxextra='' conf=$CT_CONF userns=0 caps=("${CT_DEFAULT_CAPS[@]}") cgrw=0 hooks=1 via=''
 	local cgpath=/$CT_CGPARENT/$id hookbin=$NSGUARD anns=() k v uid=0 pad=0 cgns=1 mounts=''
 	local hostname=ct sysfs=1 poststop=1 allcaps=0 hostid=100000 pidns=1 sysopt=ro
 	# What Docker, containerd and podman put there (#40: nsguard refuses a
@@ -233,6 +235,7 @@ ct_bundle() {
 		--no-poststop) poststop=0; shift ;;
 		--hook-bin) hookbin=$2; shift 2 ;;
 		--pad) pad=$2; shift 2 ;;
+		--linux-extra) linuxextra+=$'\n  '"$2"; shift 2 ;;
 		--) shift; break ;;
 		*) echo "ct_bundle: unknown option $1" >&2; return 2 ;;
 		esac
@@ -295,7 +298,7 @@ ct_bundle() {
 		printf -v hookjson '"hooks":{"%s":[{"path":%s,"args":%s,"timeout":120}],"poststop":[{"path":%s,"args":%s,"timeout":120}]},' \
 			"$CT_STAGE" "$hb" "$ca" "$hb" "$pa"
 	fi
-	local pathsjson=''
+	local pathsjson=$linuxextra
 	[ -z "$ropaths" ] || pathsjson+=$'\n  "readonlyPaths": '"$ropaths,"
 	[ -z "$maskpaths" ] || pathsjson+=$'\n  "maskedPaths": '"$maskpaths,"
 	cat >"$dir/config.json" <<EOF

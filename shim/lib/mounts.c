@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 /* One mountinfo line, split in place. */
 struct mnt {
 	unsigned long id, parent;
+	unsigned long shared; /* its peer group ("shared:N"), 0 if none */
 	const char *majmin, *root, *point, *opts, *fstype, *super;
 	bool added; /* a mount the runtime made for the container */
 	bool judged; /* reachable from the container */
@@ -77,8 +79,10 @@ static bool split_line(char *line, struct mnt *m)
 	if (k < 6)
 		return false;
 	/* Optional fields up to the separator. */
+	m->shared = 0;
 	while ((tok = strsep(&line, " ")) && strcmp(tok, "-") != 0)
-		;
+		if (strncmp(tok, "shared:", 7) == 0)
+			m->shared = strtoul(tok + 7, NULL, 10);
 	m->fstype = tok ? strsep(&line, " ") : NULL;
 	src = m->fstype ? strsep(&line, " ") : NULL;
 	m->super = src ? strsep(&line, " ") : NULL;
@@ -257,7 +261,7 @@ static bool entry_at(const struct oci_mount *e, const char *rootfs, const char *
  * whose destination is a symbolic link in the rootfs, which crun and runc
  * follow, would add one more: which entry a later remount acts on could not
  * be told), and no later mount hides the point from above (one at a proper
- * ancestor, at or below the rootfs, with a greater id).
+ * ancestor, at or below the rootfs, later in the table).
  */
 static bool landed_as_written(const struct table *t, const struct mnt *m, const char *rootfs,
 			      const struct oci_mount *cfg, size_t n_cfg)
@@ -273,7 +277,8 @@ static bool landed_as_written(const struct table *t, const struct mnt *m, const 
 		const struct mnt *o = &t->m[i];
 
 		stacked += o->added && strcmp(o->point, m->point) == 0;
-		if (o->id > m->id && strcmp(o->point, m->point) != 0 &&
+		/* Later in the table: mount ids are reused, not ordered. */
+		if (o > m && strcmp(o->point, m->point) != 0 &&
 		    at_or_below(m->point, o->point) && at_or_below(o->point, rootfs))
 			return false;
 	}
@@ -406,7 +411,9 @@ struct protected {
  * File systems that show other directories under a device of their own
  * (the STACKED row): judged by device, their layers would pass unseen.
  */
-static const char *const stacking_fs[] = { "overlay", "aufs", "shiftfs", "ecryptfs" };
+static const char *const stacking_fs[] = { "overlay", "overlayfs", "aufs",  "shiftfs", "ecryptfs",
+					   "fuse",    "fuseblk",   "fuse.*", "nfs",     "nfs4",
+					   "cifs",    "smb3",      "9p",     "virtiofs" };
 
 /* The kernel's interfaces that sit in /sys and /proc/sys/fs (the SYSFS row). */
 static const char *const kernel_fs[] = { "sysfs", "securityfs", "debugfs", "tracefs", "configfs",
@@ -423,9 +430,10 @@ static bool holds_device(const struct table *t, const char *majmin)
 
 /*
  * The row m falls under (SAFE: none), writable or not.  A container whose
- * uid 0 is not the host's is held to the even_ro rows only: it could not
- * use the rest, but it could open what those show and hand the descriptor
- * to a host-root container.
+ * uid 0 is not the host's is held to every row but STACKED: it could not
+ * use what they show itself, but it could open it and hand the descriptor
+ * to a host-root container, whose root passes the checks beneath (the
+ * mount's writability travels with the descriptor).
  */
 static enum danger danger(const struct mnt *m, const struct mounts_ctx *c,
 			  const struct protected *p)
@@ -442,11 +450,12 @@ static enum danger danger(const struct mnt *m, const struct mounts_ctx *c,
 				return HOST_PROC;
 	if (strcmp(m->fstype, "nsfs") == 0)
 		return NSFS;
-	/* The rest take the host's root to use. */
-	if (!c->host_root)
-		return SAFE;
-	for (size_t i = 0; i < ARRAY_SIZE(stacking_fs); i++)
-		if (strcmp(m->fstype, stacking_fs[i]) == 0 && !holds_device(p->ours, m->majmin))
+	/*
+	 * Overlay checks the mounter's credentials on its layers: a descriptor
+	 * handed over from a user namespace gains nothing there.
+	 */
+	for (size_t i = 0; c->host_root && i < ARRAY_SIZE(stacking_fs); i++)
+		if (fnmatch(stacking_fs[i], m->fstype, 0) == 0 && !holds_device(p->ours, m->majmin))
 			return STACKED;
 	if (strcmp(m->fstype, "cgroup2") == 0 && !at_or_below(m->root, c->guarded))
 		return CGROUP;
@@ -481,15 +490,24 @@ static int refuse(const struct mnt *m, enum danger d, const struct mounts_ctx *c
 					     "not at all");
 }
 
-/* path (container-absolute, clean) is name or below one of names, cleaned. */
-static bool listed(const char *path, char *const *names, size_t n)
+/*
+ * path (container-absolute, clean) is name or below one of names, cleaned,
+ * each at or below proc.
+ */
+static bool listed(const char *path, const char *proc, char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		cleanup_free char *clean = names[i] && names[i][0] == '/' && !has_dotdot(names[i])
 						   ? path_clean(names[i])
 						   : NULL;
 
-		if (clean && at_or_below(path, clean))
+		/*
+		 * Within the proc mount (at proc) itself: runtimes make an entry
+		 * above it read-only at its own top mount only, and a mask laid
+		 * over the rootfs is under a process whose root is the mount
+		 * beneath it (review: readonlyPaths ["/"]).
+		 */
+		if (clean && at_or_below(clean, proc) && at_or_below(path, clean))
 			return true;
 	}
 	return false;
@@ -521,16 +539,19 @@ static int proc_sys_check(const struct table *t, const struct mnt *m, const char
 		for (size_t i = 0; i < t->n && !ro_now; i++)
 			ro_now = t->m[i].judged && strcmp(t->m[i].point, point) == 0 &&
 				 !covered(t, &t->m[i]) && !writable(&t->m[i]);
-		if (ro_now || listed(inside, c->ro_paths, c->n_ro_paths) ||
-		    listed(inside, c->masked_paths, c->n_masked_paths))
+		if (ro_now || listed(inside, dest[0] ? dest : "/", c->ro_paths, c->n_ro_paths) ||
+		    listed(inside, dest[0] ? dest : "/", c->masked_paths, c->n_masked_paths))
 			continue;
 		return nsg_fail(EPERM,
 				"the container's /proc at %.200s leaves %.200s writable (config.json "
-				"linux.readonlyPaths and maskedPaths do not name it; an entry with a "
-				"\"..\" component counts for nothing), and it runs as "
-				"the host's root: %s; add it to linux.readonlyPaths (Docker, "
+				"linux.readonlyPaths and maskedPaths do not name it at or below the "
+				"proc mount; an entry with a \"..\" component counts for nothing), "
+				"and %s: %s; add it to linux.readonlyPaths (Docker, "
 				"containerd, podman and CRI-O do by default)",
 				m->point, inside,
+				c->host_root ? "it runs as the host's root"
+					     : "a descriptor of it, handed to a container that runs "
+					       "as the host's root, writes there",
 				k == 0 ? "kernel.core_pattern and kernel.modprobe run programs as the "
 					 "host's root"
 				       : "it can crash or reboot the host");
@@ -573,6 +594,29 @@ static int protected_locate(const struct table *ours, const struct mounts_ctx *c
 	       ?: locate(ours, binary_dir, &p->binary_dir);
 }
 
+/*
+ * nsguard's own run directory, pins and config directory are no mount
+ * points in ours, nor below one: a mount there came from outside (a
+ * container's, propagated before its hook), and what it shows is not
+ * nsguard's state.
+ */
+static int state_not_covered(const struct table *ours, const struct mounts_ctx *c)
+{
+	cleanup_free char *config_dir = parent_of(c->config);
+	const char *const dirs[] = { c->run_dir, c->pin_dir, config_dir };
+
+	for (size_t i = 0; i < ours->n; i++)
+		for (size_t k = 0; k < ARRAY_SIZE(dirs); k++)
+			if (dirs[k] && at_or_below(ours->m[i].point, dirs[k]))
+				return nsg_fail(EPERM,
+						"nsguard's %.200s has a mount at %.200s in the hook's "
+						"own mount namespace: it is not the state nsguard "
+						"made (a container's mount propagated onto the "
+						"host?); unmount it and check the node",
+						dirs[k], ours->m[i].point);
+	return 0;
+}
+
 static bool any_added(const struct table *t)
 {
 	for (size_t i = 0; i < t->n; i++)
@@ -608,6 +652,8 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 		err = mark_added(&theirs, &ours);
 	if (!err)
 		err = protected_locate(&ours, c, &prot);
+	if (!err)
+		err = state_not_covered(&ours, c);
 	if (err)
 		goto out;
 	/* The shallowest added mount point, if every added one is below it. */
@@ -639,9 +685,23 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 
 		if (!m->judged)
 			continue;
+		/* A peer of ours: what is mounted beneath it is mounted in ours too. */
+		if (m->shared)
+			for (size_t k = 0; k < ours.n && !err; k++)
+				if (ours.m[k].shared == m->shared)
+					err = nsg_fail(EPERM,
+						       "the container's mount at %.200s is a peer of "
+						       "nsguard's mount at %.200s (shared:%lu): what "
+						       "the runtime mounts beneath it lands in the host's "
+						       "mount namespace too (rootfsPropagation or a "
+						       "shared/rshared option in config.json); make it "
+						       "slave or private",
+						       m->point, ours.m[k].point, m->shared);
+		if (err)
+			break;
 		d = danger(m, c, &prot);
 		/* Its own proc: what the runtime will make of /proc/sys. */
-		if (d == SAFE && c->host_root && strcmp(m->fstype, "proc") == 0) {
+		if (d == SAFE && strcmp(m->fstype, "proc") == 0) {
 			err = proc_sys_check(&theirs, m, rootfs, c);
 			continue;
 		}

@@ -23,6 +23,7 @@ struct mounts_ctx {
 	char *const *masked_paths;
 	size_t n_masked_paths;
 	const char *run_dir; /* NSGUARD_RUN_DIR */
+	const char *pin_dir; /* NSGUARD_PIN_DIR; may be NULL */
 	const char *config; /* nsguard's config file (and so its directory); may be NULL */
 	const char *binary; /* nsguard's binary file (and its directory); may be NULL */
 	/*
@@ -72,7 +73,10 @@ struct mounts_ctx {
  * mount at exactly that point that no later mount hides), is made read-only
  * now (make_ro), as the runtime is about to.  A table that cannot be read,
  * one too large to judge, or one with no mount the runtime added (-EPERM),
- * is a refusal too; so is !ro_holds for host_root.
+ * is a refusal too; so is !ro_holds for host_root, a judged mount in the
+ * same peer group as one of ours (shared:N: mounts beneath it propagate to
+ * the host), and a mount of ours at or below run_dir, pin_dir or the
+ * config's directory (not nsguard's state any more).
  */
 int mounts_check_files(const char *theirs, const char *ours, const struct mounts_ctx *c);
 /*

@@ -456,7 +456,7 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 				  .ro_paths = st->ro_paths, .n_ro_paths = st->n_ro_paths,
 				  .masked_paths = st->masked_paths,
 				  .n_masked_paths = st->n_masked_paths, .run_dir = NSGUARD_RUN_DIR,
-				  .config = config, .binary = exe, .host_root = host_root };
+				  .pin_dir = NSGUARD_PIN_DIR, .config = config, .binary = exe, .host_root = host_root };
 	if (!host_root) {
 		/* Its root passes no DAC check on root's files: only a cgroup
 		 * delegated above it would let it out. */

@@ -73,6 +73,7 @@ static char *unclean[] = { "/proc//sys/", "/proc/./sysrq-trigger" };
 static char *relative[] = { "proc/sys", "proc/sysrq-trigger" };
 static char *masked_sys[] = { "/proc/sys", "/proc/sysrq-trigger" };
 /* Review: runtimes resolve ".." physically (after a symlink "x"), nsguard lexically. */
+static char *root_only[] = { "/" };
 static char *dotdot[] = { "/proc/x/../sys", "/proc/sysrq-trigger" };
 #define PATHS(a) a, ARRAY_SIZE(a)
 
@@ -85,6 +86,7 @@ static const struct {
 	const char *made_ro; /* the point make_ro was asked for, if any */
 	bool userns; /* a user namespace that maps the host's root: ro does not hold */
 	bool unmapped; /* a user namespace that maps no host owner: host_root false */
+	const char *ours_add; /* more lines of ours */
 	/* readonlyPaths (NULL: docker_ro), maskedPaths */
 	char **ro;
 	size_t n_ro;
@@ -281,7 +283,8 @@ static const struct {
 	/* Review: ".." in readonlyPaths counts for nothing. */
 	{ "proc-sys-dotdot", COPIES ROOTFS, NULL, 0, -EPERM,
 	  "leaves /proc/sys writable (config.json linux.readonlyPaths and maskedPaths do not "
-	  "name it; an entry with a \"..\" component counts for nothing)",
+	  "name it at or below the proc mount; an entry with a \"..\" component counts for "
+	  "nothing)",
 	  .ro = PATHS(dotdot) },
 	{ "proc-sys-dotdot-masked", COPIES ROOTFS, NULL, 0, -EPERM, "leaves /proc/sys writable",
 	  .ro = none, .n_ro = 0, .masked = PATHS(dotdot) },
@@ -318,15 +321,48 @@ static const struct {
 	{ "unmapped-nsfs",
 	  COPIES ROOTFS "130 110 0:4 user:[4026532200] /ct/rootfs/n ro - nsfs nsfs rw\n", NULL,
 	  0, -EPERM, "is a namespace file (nsfs)", .unmapped = true },
+	/* Review: writability travels with a descriptor handed to a host-root container. */
 	{ "unmapped-cgroup-parent-rw",
-	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c rw - cgroup2 cgroup2 rw\n",
-	  .unmapped = true },
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c rw - cgroup2 cgroup2 rw\n", NULL, 0,
+	  -EPERM, "shows cgroup /nsg read-write", .unmapped = true },
 	{ "unmapped-sysfs-rw", COPIES ROOTFS "130 110 0:52 / /ct/rootfs/s rw - sysfs sysfs rw\n",
-	  .unmapped = true },
+	  NULL, 0, -EPERM, "is a writable sysfs", .unmapped = true },
 	{ "unmapped-config-dir-rw",
-	  COPIES ROOTFS "130 110 8:1 /etc/nsguard /ct/rootfs/e rw - ext4 /dev/vda rw\n",
+	  COPIES ROOTFS "130 110 8:1 /etc/nsguard /ct/rootfs/e rw - ext4 /dev/vda rw\n", NULL, 0,
+	  -EPERM, "runs as a user namespace's root (it could hand what it opens there",
 	  .unmapped = true },
-	{ "unmapped-proc-sys-writable", COPIES ROOTFS, .ro = none, .n_ro = 0, .unmapped = true },
+	{ "unmapped-proc-sys-writable", COPIES ROOTFS, NULL, 0, -EPERM,
+	  "a descriptor of it, handed to a container that runs as the host's root, writes there",
+	  .ro = none, .n_ro = 0, .unmapped = true },
+	{ "unmapped-config-dir-ro",
+	  COPIES ROOTFS "130 110 8:1 /etc/nsguard /ct/rootfs/e ro - ext4 /dev/vda rw\n",
+	  .unmapped = true },
+	/* Review: an entry above the proc mount covers nothing in it. */
+	{ "proc-sys-ro-root", COPIES ROOTFS, NULL, 0, -EPERM, "leaves /proc/sys writable",
+	  .ro = PATHS(root_only) },
+	{ "proc-sys-masked-root", COPIES ROOTFS, NULL, 0, -EPERM, "leaves /proc/sys writable",
+	  .ro = none, .n_ro = 0, .masked = PATHS(root_only) },
+	/* Review: rshared rootfsPropagation: the container's mounts propagate to the host. */
+	{ "peer-of-ours",
+	  COPIES "110 101 8:1 /ct/rootfs /ct/rootfs rw shared:1 - ext4 /dev/vda rw\n"
+		 "111 110 0:50 / /ct/rootfs/proc rw - proc proc rw\n",
+	  NULL, 0, -EPERM, "mount at /ct/rootfs is a peer of nsguard's mount at / (shared:1)" },
+	{ "peer-of-ours-unmapped",
+	  COPIES "110 101 8:1 /ct/rootfs /ct/rootfs rw shared:1 - ext4 /dev/vda rw\n"
+		 "111 110 0:50 / /ct/rootfs/proc rw - proc proc rw\n",
+	  NULL, 0, -EPERM, "is a peer of nsguard's mount", .unmapped = true },
+	{ "own-peer-group", COPIES ROOTFS "130 110 0:60 / /ct/rootfs/t rw shared:77 - tmpfs tmpfs rw\n" },
+	/* Review: nsguard's own state overmounted in ours (propagated from a container). */
+	{ "run-dir-overmounted", COPIES ROOTFS, NULL, 0, -EPERM,
+	  "nsguard's /run/nsguard has a mount at /run/nsguard in the hook's own mount namespace",
+	  .ours_add = "26 23 0:95 / /run/nsguard rw - tmpfs tmpfs rw\n" },
+	{ "pins-overmounted", COPIES ROOTFS, NULL, 0, -EPERM, "nsguard's /sys/fs/bpf/nsguard has a mount",
+	  .ours_add = "26 22 0:96 / /sys/fs/bpf/nsguard/links rw - bpf bpf rw\n" },
+	{ "config-dir-overmounted", COPIES ROOTFS, NULL, 0, -EPERM, "nsguard's /etc/nsguard has a mount",
+	  .ours_add = "26 1 0:97 / /etc/nsguard rw - tmpfs tmpfs rw\n" },
+	{ "etc-mounted", COPIES ROOTFS, .ours_add = "26 1 0:97 / /etc rw - tmpfs tmpfs rw\n" },
+	{ "fuse-new", COPIES ROOTFS "130 110 0:93 / /ct/rootfs/f rw - fuse.sshfs host:/ rw\n", NULL,
+	  0, -EPERM, "is a new fuse.sshfs file system" },
 };
 
 static char made_ro[256];
@@ -347,7 +383,8 @@ static void row(size_t i)
 				.ro_paths = rows[i].ro ? rows[i].ro : docker_ro,
 				.n_ro_paths = rows[i].ro ? rows[i].n_ro : ARRAY_SIZE(docker_ro),
 				.masked_paths = rows[i].masked, .n_masked_paths = rows[i].n_masked,
-				.run_dir = "/run/nsguard", .config = "/etc/nsguard/nsguard.conf",
+				.run_dir = "/run/nsguard", .pin_dir = "/sys/fs/bpf/nsguard",
+				.config = "/etc/nsguard/nsguard.conf",
 				.binary = "/usr/local/bin/nsguard", .ro_holds = !rows[i].userns,
 				.host_root = !rows[i].unmapped,
 				.make_ro = fake_make_ro, .data = (void *)rows[i].made_ro };
@@ -356,6 +393,8 @@ static void row(size_t i)
 	ASSERT_TRUE(fa >= 0 && fb >= 0);
 	ASSERT_TRUE(write(fa, rows[i].theirs, strlen(rows[i].theirs)) > 0);
 	ASSERT_TRUE(write(fb, ours, strlen(ours)) > 0);
+	if (rows[i].ours_add)
+		ASSERT_TRUE(write(fb, rows[i].ours_add, strlen(rows[i].ours_add)) > 0);
 	close(fa);
 	close(fb);
 	made_ro[0] = '\0';
