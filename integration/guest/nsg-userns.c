@@ -527,8 +527,15 @@ static int do_standin(const char *cmd)
 		alarm(600);
 		close(ready[0]);
 		setsid();
+		/*
+		 * A mount of its own, as a runtime's bind of the rootfs: nsguard
+		 * refuses a table with nothing added (it could judge nothing), and
+		 * judges what is at or below it: /mnt, no mount point on the host
+		 * (a mount of its own over one would leave that one judged too).
+		 */
 		if (unshare(CLONE_NEWCGROUP | CLONE_NEWNS) < 0 ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("standin", "/mnt", "tmpfs", 0, "size=64k") < 0)
 			_exit(2);
 		fd = open("/dev/null", O_RDWR);
 		dup2(fd, 0);

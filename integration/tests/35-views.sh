@@ -216,14 +216,16 @@ ct_case views/ro-paths-root-refused view_refused ropaths-root \
 # hook) lands in the host's namespace too: refused at the hook, and a hook
 # that finds nsguard's own state overmounted refuses every start.
 case_propagation() {
-	local d=$CT_WORK/prop-$S id=prop-$S rc=0 out
+	# Outside $CT_WORK, where the case's config lives (a mount below nsguard's
+	# config directory is refused for that alone).
+	local d=/run/nsg-prop-$S id=prop-$S rc=0 out
 	mkdir -p "$d/share" "$d/evil" || return 1
 	if ! { mount -t tmpfs tmpfs "$d/share" && mount --make-shared "$d/share"; }; then
 		CT_WHY="cannot share $d/share"
 		return 1
 	fi
 	mkdir -p "$d/share/x"
-	view_refused "$id" "container's mount at * is a peer of nsguard's mount at *(shared:*" \
+	view_refused "$id" "container's mount at */v is a peer of nsguard's mount at $d/share *" \
 		--linux-extra '"rootfsPropagation": "rshared",' \
 		--mount "$(bind "$d/share" /v rbind rw)" --mount "$(bind "$d/evil" /v/x bind rw)" || rc=1
 	# What the runtime did before the hook: its bind reached the host's $d/share/x.
