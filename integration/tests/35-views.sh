@@ -285,7 +285,7 @@ ct_case views/userns-bpffs-ro-refused view_refused userns-bpf \
 	"container's mount at */b is a bpf file system*$USERNS_GLOB" \
 	--userns --mount "$(bind /sys/fs/bpf /b bind ro)"
 ct_case views/userns-run-ro-refused view_refused userns-run \
-	"container's mount at */r shows /run/nsguard (*$USERNS_GLOB" --userns --mount "$(bind /run /r bind ro)"
+	"container's mount at */r shows /run/nsguard (*$USERNS_GLOB" --userns --mount "$(bind /run /r rbind ro)"
 ct_case views/userns-host-proc-refused view_refused userns-proc \
 	"container's mount at */p is a proc file system of the host's*$USERNS_GLOB" --userns \
 	--mount "$(bind /proc /p rbind ro)"
