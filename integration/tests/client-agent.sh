@@ -62,7 +62,7 @@ if [ -n "$AGENT_PRESTART_CASES" ]; then
 	case_prestart_served() {
 		local c s o
 		for c in $AGENT_PRESTART_CASES; do
-			grep -qE "^(PASS|FAIL): ${NSG_PREFIX//./\\.}ct/agent-prestart/$c(:|\$)" "$pout" ||
+			grep -qE "^(PASS|FAIL): ${NSG_PREFIX:-}ct/agent-prestart/$c(:|\$)" "$pout" ||
 				CT_WHY+="case $c did not run (renamed? update AGENT_PRESTART_CASES); "
 		done
 		s=$(log_count "$pmark" "served prestart for pid")

@@ -56,7 +56,7 @@ for s in $scripts; do
 done
 # A case renamed in its script must not drop out of the prestart pass unseen.
 for c in "${cases[@]}"; do
-	grep -qE "^(PASS|FAIL): ${NSG_PREFIX//./\\.}ct/runc-prestart/$c(:|\$)" "$out" ||
+	grep -qE "^(PASS|FAIL): ${NSG_PREFIX:-}ct/runc-prestart/$c(:|\$)" "$out" ||
 		{ fail "ct/runc-prestart/$c" "no such case ran (renamed? update RUNC_PRESTART_CASES)"; rc=1; }
 done
 exit $rc
