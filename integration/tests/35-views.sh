@@ -281,11 +281,14 @@ ct_case views/hook-in-guarded-cgroup-never-opened case_hook_in_guarded
 # /run, bpffs, the host's /proc) it can hand over a shared socket to a
 # host-root container, whose root passes every DAC check beneath.
 USERNS_GLOB="*and it runs as a user namespace's root (it could hand what it opens there*"
+# A read-only remount in a user namespace must keep the flags the source's
+# mount locks (runc 1.1 asks for exactly those it is given: EPERM otherwise).
+LOCKED=(nosuid nodev noexec)
 ct_case views/userns-bpffs-ro-refused view_refused userns-bpf \
 	"container's mount at */b is a bpf file system*$USERNS_GLOB" \
 	--userns --mount "$(bind /sys/fs/bpf /b bind ro)"
 ct_case views/userns-run-ro-refused view_refused userns-run \
-	"container's mount at */r shows /run/nsguard (*$USERNS_GLOB" --userns --mount "$(bind /run /r rbind ro)"
+	"container's mount at */r shows /run/nsguard (*$USERNS_GLOB" --userns --mount "$(bind /run /r rbind ro "${LOCKED[@]}")"
 ct_case views/userns-host-proc-refused view_refused userns-proc \
 	"container's mount at */p is a proc file system of the host's*$USERNS_GLOB" --userns \
 	--mount "$(bind /proc /p rbind ro)"
@@ -305,7 +308,7 @@ case_userns_views() {
 	mkdir -p "$dir" && printf 'fail-mode = open\n' >"$dir/nsguard.conf" || return 1
 	# shellcheck disable=SC2016 # the container's shell expands it
 	ct_bundle "$id" --errno EACCES --userns --conf "$dir/nsguard.conf" \
-		--mount "$(bind /sys/fs/cgroup /b bind ro)" --mount "$(bind "$dir" /r bind ro)" \
+		--mount "$(bind /sys/fs/cgroup /b bind ro "${LOCKED[@]}")" --mount "$(bind "$dir" /r bind ro "${LOCKED[@]}")" \
 		-- sh -c 'echo $$ 2>/dev/null >/b/cgroup.procs && echo MOVED-OUT || echo move-refused; echo "default-mode = allow" 2>/dev/null >/r/nsguard.conf && echo CONFIG-WRITTEN || echo config-refused; nsg-userns unshare' || return 1
 	ct_run "$id"
 	rm -rf "$dir"
