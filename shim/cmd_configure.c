@@ -428,11 +428,7 @@ static int docker_configure(const struct conf *c)
 		char link[4096];
 
 		tier_link(c, c->tiers[i], link, sizeof(link));
-		if (access(link, X_OK) < 0)
-			return nsg_fail(ENOENT, "%s: %s (make install makes the wrapper's links; "
-						"--bindir names another place)",
-					link, strerror(errno));
-		err = conf_trusted(link);
+		err = conf_link_ready(link);
 		if (err)
 			return err;
 	}

@@ -78,6 +78,15 @@ int conf_trusted(const char *path)
 	}
 }
 
+int conf_link_ready(const char *link)
+{
+	if (access(link, X_OK) < 0)
+		return nsg_fail(ENOENT, "%s: %s (make install makes the wrapper's links; "
+					"--bindir names another place)",
+				link, strerror(errno));
+	return conf_trusted(link);
+}
+
 /* dir and base name of path, for write_file_atomic. */
 int conf_split(const char *path, char **dir, char **base)
 {

@@ -26,6 +26,8 @@ struct conf {
 int conf_read_file(const char *path, char **text, size_t *len, bool *existed);
 /* 0 if path and every directory above it are root's alone, else -EPERM (said). */
 int conf_trusted(const char *path);
+/* A wrapper link the runtime is told to run: executable there and conf_trusted. */
+int conf_link_ready(const char *link);
 /* path's directory and base name, malloc'd. */
 int conf_split(const char *path, char **dir, char **base);
 /* The side file that keeps a runtime file's original: DIR/.BASE.nsguard-SUFFIX. */

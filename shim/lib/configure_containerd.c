@@ -354,11 +354,7 @@ int conf_containerd(const struct conf *c, bool add)
 
 			snprintf(link, sizeof(link), "%s/nsguard-runtime%s", c->bindir,
 				 tiers[i] + strlen("nsguard"));
-			if (access(link, X_OK) < 0)
-				return nsg_fail(ENOENT, "%s: %s (make install makes the wrapper's links; "
-							"--bindir names another place)",
-						link, strerror(errno));
-			err = conf_trusted(link);
+			err = conf_link_ready(link);
 			if (err)
 				return err;
 		}
