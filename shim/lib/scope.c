@@ -448,6 +448,8 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 	if (err)
 		return err;
 	err = runs_as_host_root(proc_root, st->pid, &host_root, &same_user);
+	if (!err)
+		err = same_ns(proc_root, st->pid, "mnt", &same_mnt);
 	if (err)
 		return err;
 	exe = self_exe(proc_root);
@@ -467,9 +469,6 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 		 * Nor could it use what the host-root rows guard; but what it
 		 * opens through a view it may hand to a host-root container.
 		 */
-		err = same_ns(proc_root, st->pid, "mnt", &same_mnt);
-		if (err)
-			return err;
 		if (same_mnt)
 			return nsg_fail(EPERM,
 					"the container shares the host's mount namespace: it could "
@@ -492,9 +491,6 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 		return nsg_fail(EPERM,
 				"the container shares the host's cgroup namespace and runs as the "
 				"host's root (no user namespace, or one that maps uid 0): " SCOPE_ADVICE);
-	err = same_ns(proc_root, st->pid, "mnt", &same_mnt);
-	if (err)
-		return err;
 	if (same_mnt)
 		return nsg_fail(EPERM,
 				"the container shares the host's mount namespace, so it sees the host's "
