@@ -227,13 +227,62 @@ static int mark_added(struct table *theirs, const struct table *ours)
 	return 0;
 }
 
-/* Whether another mount at m's point sits on m (m is covered, not the top). */
-static bool covered(const struct table *t, const struct mnt *m)
+/* Whether a mount other than but at m's point sits on m (m is covered, not the top). */
+static bool covered_but(const struct table *t, const struct mnt *m, const struct mnt *but)
 {
 	for (size_t i = 0; i < t->n; i++)
-		if (t->m[i].parent == m->id && strcmp(t->m[i].point, m->point) == 0)
+		if (&t->m[i] != but && t->m[i].parent == m->id && strcmp(t->m[i].point, m->point) == 0)
 			return true;
 	return false;
+}
+
+static bool covered(const struct table *t, const struct mnt *m)
+{
+	return covered_but(t, m, NULL);
+}
+
+static const struct mnt *by_id(const struct table *t, unsigned long id)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->m[i].id == id)
+			return &t->m[i];
+	return NULL;
+}
+
+/*
+ * Whether a path lookup of m's point from the rootfs mount misses m: on the
+ * way up from m to the mount at rootfs, a mount sits on one of the chain's
+ * (stacked at its point) or on a parent of the chain at a point between it
+ * and the next one down (mounted later on an ancestor directory).  Told by
+ * the tree, not by the table's order: 6.8 and later list mounts by when each
+ * was made, and a mount made early (crun's open_tree for a user namespace)
+ * and attached later comes before its parent.
+ */
+static bool hidden(const struct table *t, const struct mnt *m, const char *rootfs)
+{
+	const struct mnt *c = m, *below = NULL;
+
+	for (size_t hops = 0; hops <= t->n; hops++) {
+		const struct mnt *p;
+
+		if (covered_but(t, c, below))
+			return true;
+		if (strcmp(c->point, rootfs) == 0)
+			return false;
+		p = by_id(t, c->parent);
+		if (!p || p == c || !at_or_below(c->point, p->point) || !at_or_below(p->point, rootfs))
+			return true;
+		for (size_t i = 0; i < t->n; i++) {
+			const struct mnt *o = &t->m[i];
+
+			if (o != c && o->parent == p->id && strcmp(o->point, p->point) != 0 &&
+			    at_or_below(c->point, o->point))
+				return true;
+		}
+		below = c;
+		c = p;
+	}
+	return true;
 }
 
 /*
@@ -260,8 +309,7 @@ static bool entry_at(const struct oci_mount *e, const char *rootfs, const char *
  * before it), as many added mounts stack there as entries name it (an entry
  * whose destination is a symbolic link in the rootfs, which crun and runc
  * follow, would add one more: which entry a later remount acts on could not
- * be told), and no later mount hides the point from above (one at a proper
- * ancestor, at or below the rootfs, later in the table).
+ * be told), and a lookup of the point from the rootfs reaches m (hidden()).
  */
 static bool landed_as_written(const struct table *t, const struct mnt *m, const char *rootfs,
 			      const struct oci_mount *cfg, size_t n_cfg)
@@ -273,16 +321,9 @@ static bool landed_as_written(const struct table *t, const struct mnt *m, const 
 			return false;
 		named += entry_at(&cfg[i], rootfs, m->point);
 	}
-	for (size_t i = 0; i < t->n; i++) {
-		const struct mnt *o = &t->m[i];
-
-		stacked += o->added && strcmp(o->point, m->point) == 0;
-		/* Later in the table: mount ids are reused, not ordered. */
-		if (o > m && strcmp(o->point, m->point) != 0 &&
-		    at_or_below(m->point, o->point) && at_or_below(o->point, rootfs))
-			return false;
-	}
-	return named == stacked;
+	for (size_t i = 0; i < t->n; i++)
+		stacked += t->m[i].added && strcmp(t->m[i].point, m->point) == 0;
+	return named == stacked && !hidden(t, m, rootfs);
 }
 
 /*

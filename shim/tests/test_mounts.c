@@ -306,6 +306,22 @@ static const struct {
 			"131 110 0:60 / /ct/rootfs/q rw - tmpfs tmpfs rw\n"
 			"132 110 0:61 / /ct/rootfs/b rw - tmpfs tmpfs rw\n",
 	  CFG(cfg_b_c_ro_then_b), -EPERM, "mount at /ct/rootfs/b/c shows cgroup /nsg read-write" },
+	/* 6.8+ list mounts by when each was made: crun's open_tree clone of a
+	 * user namespace's bind comes before the rootfs it is attached to. */
+	{ "crun-ro-listed-before-its-parent",
+	  COPIES "130 110 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n" ROOTFS,
+	  CFG(cfg_b_ro), .made_ro = "/ct/rootfs/b" },
+	{ "crun-ro-hidden-listed-first",
+	  COPIES "132 110 0:61 / /ct/rootfs/b rw - tmpfs tmpfs rw\n"
+		 "130 110 0:26 /nsg /ct/rootfs/b/c rw - cgroup2 cgroup2 rw\n"
+		 "131 110 0:60 / /ct/rootfs/q rw - tmpfs tmpfs rw\n" ROOTFS,
+	  CFG(cfg_b_c_ro_then_b), -EPERM, "mount at /ct/rootfs/b/c shows cgroup /nsg read-write" },
+	/* Its parent covered by a later mount at the parent's point. */
+	{ "crun-ro-parent-covered",
+	  COPIES ROOTFS "120 110 0:61 / /ct/rootfs/b rw - tmpfs tmpfs rw\n"
+			"130 120 0:26 /nsg /ct/rootfs/b/c rw - cgroup2 cgroup2 rw\n"
+			"131 120 0:62 / /ct/rootfs/b rw - tmpfs tmpfs rw\n",
+	  CFG(cfg_b_c_ro_then_b), -EPERM, "mount at /ct/rootfs/b/c shows cgroup /nsg read-write" },
 	{ "crun-ro-every-entry-landed",
 	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b/c rw - cgroup2 cgroup2 rw\n"
 			"131 110 0:60 / /ct/rootfs/q rw - tmpfs tmpfs rw\n",
