@@ -356,7 +356,10 @@ static int hook_ask_agent(struct cmd_ctx *ctx, const char *stage, const char *st
 		return self_pidfd;
 	req.self_pidfd = self_pidfd;
 	err = agent_ask(NSGUARD_AGENT_SOCKET, &req, status, &text, &text_len);
-	if (err < 0 && err != -ENOENT && err != -ECONNREFUSED)
+	/* Someone else's listener at the agent's path: the admin should hear of it. */
+	if (err == -EPERM)
+		nsg_warn("%s; doing the work here", nsg_last_error());
+	else if (err < 0 && err != -ENOENT && err != -ECONNREFUSED)
 		nsg_info("the agent did not answer (%s); doing the work here", strerror(-err));
 	if (err < 0 || *status == AGENT_NOT_SERVED)
 		return err < 0 ? err : -EAGAIN;

@@ -5,7 +5,8 @@
 # a real hook took after it exited is not served (SO_PEERPIDFD on 6.5+, the
 # writer and the pidfd it sent on 6.1), nor a root peer without a hook's
 # capabilities, nor one whose --config someone but root could change (the
-# hook then does the work itself).  About a minute under TCG.
+# hook then does the work itself), nor is a listener at its path that is not
+# the agent (the hook never asks it).  About a minute under TCG.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib-ct.sh"
@@ -161,3 +162,38 @@ case_config() {
 ct_case agent-peer/config-not-roots-not-served case_config
 
 agent_stop
+
+# Another listener at the agent's path (a root process that runs another
+# binary, as a container's root would; one that listens as another uid):
+# the hook never asks it, says so, and does the work itself.  Asked, this
+# one answers "served, status 0": the container would start unguarded.
+case_impostor() {
+	local how log=$CT_WORK/fake-agent-$S.log fpid want
+	for how in binary uid; do
+		: >"$log"
+		case $how in
+		binary) want="its listener (pid [0-9]*) differs: another nsguard binary" ;;
+		uid) want="it listens as uid 65534, pid [0-9]*" ;;
+		esac
+		# shellcheck disable=SC2046 # no uid, no word
+		python3 "$here/fake-agent.py" "$SOCK" $([ $how = uid ] && echo 65534) >"$log" 2>&1 &
+		fpid=$!
+		for _ in $(seq 100); do grep -q listening "$log" && break; sleep 0.1; done
+		if ! grep -q listening "$log"; then
+			CT_WHY+="$how: the fake agent did not listen ($(cat "$log")); "
+			kill "$fpid" 2>/dev/null
+			continue
+		fi
+		hook_standin "impostor-$how-$S" "$CT_CONF"
+		kill "$fpid"
+		wait "$fpid" 2>/dev/null
+		[ "$CT_RC" = 0 ] || CT_WHY+="$how: hook exit $CT_RC ($(ct_tail)); "
+		[[ $GOT == "mode=deny "* ]] || CT_WHY+="$how: not guarded (got '$GOT'); "
+		grep -q "nsguard: $SOCK is not nsguard's agent: $want; doing the work here" <<<"$CT_OUT" ||
+			CT_WHY+="$how: no '$want' ($(ct_tail)); "
+		! grep -q answered "$log" || CT_WHY+="$how: the hook asked it; "
+	done
+	rm -f "$SOCK"
+	[ -z "$CT_WHY" ]
+}
+ct_case agent-peer/impostor-never-asked case_impostor

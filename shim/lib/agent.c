@@ -188,6 +188,8 @@ static int send_request(int fd, const struct agent_request *req, long long deadl
 	return err;
 }
 
+static int server_check(int fd, char *why, size_t why_len);
+
 int agent_ask(const char *socket_path, const struct agent_request *req, int *status,
 	      char **text, size_t *text_len)
 {
@@ -196,7 +198,7 @@ int agent_ask(const char *socket_path, const struct agent_request *req, int *sta
 	cleanup_close int fd = -1;
 	struct wire_reply r;
 	long long deadline;
-	char ack;
+	char ack, why[160];
 	int err;
 
 	*text = NULL;
@@ -215,6 +217,12 @@ int agent_ask(const char *socket_path, const struct agent_request *req, int *sta
 	/* Non-blocking: a full backlog (EAGAIN) is an agent too busy to wait for. */
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		return -errno;
+	/* Nothing goes to a listener that is not nsguard's agent (nor its socket unit's init). */
+	err = server_check(fd, why, sizeof(why));
+	if (err > 0)
+		return nsg_fail(EPERM, "%s is not nsguard's agent: %s", socket_path, why);
+	if (err < 0)
+		return err;
 	deadline = now_ms() + AGENT_ACK_MS;
 	err = send_request(fd, req, deadline);
 	if (!err)
@@ -636,6 +644,67 @@ static int pidfds_name(int kernel_pidfd, int self_pidfd, pid_t pid, const char *
 	}
 	if ((how = pidfd_names(self_pidfd, pid))) {
 		snprintf(why, why_len, "the pidfd it sent of itself %s%s", how, when);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The hook: who listens on fd's other end.  SO_PEERCRED and SO_PEERPIDFD of
+ * a connected socket name the process that called listen(): the agent, or
+ * init for nsguard-agent.socket.  It must have this process's uid, root
+ * directory and namespaces (the agent serves no hook outside its own), and
+ * run this very binary unless it is pid 1: a process that could bind the
+ * path (a view of /run/nsguard the mount check missed: a container's root
+ * runs as uid 0 in its own mount and pid namespaces) would otherwise answer
+ * for the guard.  0, 1 and why, or -errno.  Without SO_PEERPIDFD (before
+ * 6.5) the listener's pid is read twice around /proc; a listener that
+ * exited, its socket passed on, leaves its number to be reused.
+ */
+static int server_check(int fd, char *why, size_t why_len)
+{
+	cleanup_close int kernel_pidfd = -1;
+	struct agent_self me, peer;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	const char *apart, *how;
+	char p[16];
+	int err;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	if (cred.uid != geteuid() || cred.pid <= 0) {
+		snprintf(why, why_len, "it listens as uid %u, pid %d", (unsigned)cred.uid,
+			 (int)cred.pid);
+		return 1;
+	}
+	err = peer_pidfd(fd, &kernel_pidfd);
+	if (err == -ESRCH) {
+		snprintf(why, why_len, "the process that listens has exited (SO_PEERPIDFD)");
+		return 1;
+	}
+	if (err)
+		return err;
+	if (kernel_pidfd >= 0 && (how = pidfd_names(kernel_pidfd, cred.pid))) {
+		snprintf(why, why_len, "the kernel's pidfd of the listener %s", how);
+		return 1;
+	}
+	snprintf(p, sizeof(p), "%d", (int)cred.pid);
+	err = identity_of("self", &me);
+	if (!err)
+		err = identity_of(p, &peer);
+	if (kernel_pidfd >= 0 && (how = pidfd_names(kernel_pidfd, cred.pid))) {
+		snprintf(why, why_len, "the kernel's pidfd of the listener %s after /proc/%s was read",
+			 how, p);
+		return 1;
+	}
+	if (err) {
+		snprintf(why, why_len, "/proc/%s of its listener cannot be read", p);
+		return 1;
+	}
+	apart = identity_apart(&me, &peer, cred.pid != 1);
+	if (apart) {
+		snprintf(why, why_len, "its listener (pid %s) differs: %s", p, apart);
 		return 1;
 	}
 	return 0;

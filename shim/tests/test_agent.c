@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -272,6 +273,92 @@ static void t_bad_reply(void)
 		if (status != 7 || text || len)
 			FAIL_RET("answer %zu: status %d, text %s, %zu bytes reached the hook", i,
 				 status, text ? text : "(null)", len);
+	}
+	done();
+}
+
+/*
+ * A listener that is not nsguard's agent is never asked: one with another
+ * uid, one in another mount namespace (each forked here, root only).  It
+ * would serve the request; agent_ask must refuse before it sends a byte.
+ */
+static void t_server_check(void)
+{
+	static const struct {
+		const char *name, *why;
+	} rows[] = {
+		{ "uid", "is not nsguard's agent: it listens as uid 65534, pid " },
+		{ "mntns", "is not nsguard's agent: its listener (pid " },
+	};
+
+	if (geteuid() != 0) {
+		test_skip("needs root (a listener of another uid, another mount namespace)");
+		return;
+	}
+	fresh();
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct agent_request req = { .stage = AGENT_STAGE_POSTSTOP, .state = "{}",
+					     .state_len = 2, .pidfd = -1 };
+		cleanup_free char *text = NULL;
+		size_t len = 0;
+		int ready[2], status = 7, err, ws = 0;
+		char c = 0;
+		pid_t child;
+
+		if (pipe(ready) < 0)
+			FAIL_RET("pipe");
+		child = fork();
+		if (child == 0) {
+			struct sockaddr_un a = { .sun_family = AF_UNIX };
+			int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), cfd;
+			struct agent_request got;
+			char *buf = NULL;
+
+			snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock);
+			if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+				_exit(20);
+			/* listen() takes the credentials a connected peer sees. */
+			if (i == 0 && (setresgid(65534, 65534, 65534) < 0 ||
+				       setresuid(65534, 65534, 65534) < 0))
+				_exit(21);
+			if (i == 1 && unshare(CLONE_NEWNS) < 0)
+				_exit(22);
+			if (listen(fd, 4) < 0 || agent_listen_setup(fd) < 0 ||
+			    write(ready[1], "r", 1) != 1)
+				_exit(23);
+			cfd = accept(fd, NULL, NULL);
+			/* Served if asked: the reply a hook would take for done. */
+			if (cfd >= 0 && agent_read_request(cfd, &got, &buf) == 0 &&
+			    agent_send_ack(cfd, true) == 0 && agent_recv_go(cfd) == 0)
+				agent_send_reply(cfd, 0, "", 0);
+			_exit(0);
+		}
+		close(ready[1]);
+		if (read(ready[0], &c, 1) != 1) {
+			close(ready[0]);
+			waitpid(child, &ws, 0);
+			unlink(sock);
+			if (i == 1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 22) {
+				printf("# agent/server-check: no mount namespace here (unshare), that row not run\n");
+				continue;
+			}
+			FAIL_RET("%s: the listener did not start (exit %d)", rows[i].name,
+				 WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+		}
+		close(ready[0]);
+		req.self_pidfd = pidfd_open_pid(getpid());
+		err = agent_ask(sock, &req, &status, &text, &len);
+		kill(child, SIGKILL);
+		waitpid(child, &ws, 0);
+		close(req.self_pidfd);
+		unlink(sock);
+		if (err != -EPERM)
+			FAIL_RET("%s: agent_ask gave %s (status %d), want -EPERM", rows[i].name,
+				 test_errname(err), status);
+		ASSERT_MSG(rows[i].why);
+		if (i == 1)
+			ASSERT_MSG("differs: another mount namespace");
+		ASSERT_EQ(7, status);
 	}
 	done();
 }
@@ -751,6 +838,7 @@ void suite_agent(void)
 	TEST_CASE("agent", "not-served", t_not_served);
 	TEST_CASE("agent", "no-answer", t_no_answer);
 	TEST_CASE("agent", "bad-reply", t_bad_reply);
+	TEST_CASE("agent", "server-check", t_server_check);
 	TEST_CASE("agent", "hostile-requests", t_hostile);
 	TEST_CASE("agent", "two-writers", t_two_writers);
 	TEST_CASE("agent", "peer-check", t_peer_check);
