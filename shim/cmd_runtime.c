@@ -267,6 +267,21 @@ static int write_spec(int dfd, const char *bundle, const struct stat *st, const 
 	return 0;
 }
 
+/*
+ * What the runtime would mount into the host's namespace before any hook
+ * runs (the hook refuses the container then, too late to take it back).
+ */
+static int propagation_check(const char *text, size_t len)
+{
+	struct oci_state spec = { 0 };
+	int err = oci_state_merge_config(&spec, text, len);
+
+	if (!err)
+		err = oci_rootfs_propagation_check(&spec);
+	oci_state_free(&spec);
+	return err;
+}
+
 static int guard_bundle(const char *bundle, const struct runtime_opts *o, const char *config)
 {
 	char self_path[PATH_MAX];
@@ -311,6 +326,9 @@ static int guard_bundle(const char *bundle, const struct runtime_opts *o, const 
 						   .n = o->n,
 						   .cgroupns = true },
 			      &out, &what);
+	if (err < 0)
+		return nsg_fail_context(err, "%s/config.json", bundle);
+	err = propagation_check(text, len);
 	if (err < 0)
 		return nsg_fail_context(err, "%s/config.json", bundle);
 	nsg_info("runtime: %s/config.json:%s%s%s%s%s", bundle,

@@ -332,6 +332,33 @@ case_view() {
 	ct_gone "$id" ""
 }
 
+# rootfsPropagation rshared: the container's copies of the host's mounts
+# stay their peers, so what the runtime mounts under one (before any hook)
+# lands in the host's namespace, and stays when the hook refuses.  The
+# wrapper refuses it before the runtime runs: nothing reaches the host.
+case_propagation() {
+	local d=/run/nsg-wprop-$RTN-$S id=wprop-$RTN-$S saved n
+	mkdir -p "$d/share" "$d/evil" || return 1
+	if ! { mount -t tmpfs tmpfs "$d/share" && mount --make-shared "$d/share"; }; then
+		CT_WHY="cannot share $d/share"
+		return 1
+	fi
+	mkdir -p "$d/share/x"
+	ct_bundle "$id" --no-hooks --linux-extra '"rootfsPropagation": "rshared",' \
+		--mount '{"destination": "/v", "type": "bind", "source": "'"$d/share"'", "options": ["rbind"]}' \
+		--mount '{"destination": "/v/x", "type": "bind", "source": "'"$d/evil"'", "options": ["bind"]}' \
+		-- nsg-userns unshare || return 1
+	saved=$CT_WORK/$id.json
+	cp "$CT_WORK/b/$id/config.json" "$saved"
+	ct_run "$id"
+	n=$(grep -c " $d/share/x " /proc/self/mountinfo)
+	[ "$n" = 0 ] || umount -l "$d/share/x"
+	umount -l "$d/share" 2>/dev/null
+	rm -rf "$d"
+	want_eq "mounts the runtime left at the host's $d/share/x" "$n" 0 || return 1
+	refused "$id" "$saved" "config.json: linux.rootfsPropagation \"rshared\" keeps the container's mounts peers of the host's"
+}
+
 for RTN in crun runc; do
 	REAL=$(command -v "$RTN") || { fail "ct/wrapper/$RTN/setup" "$RTN not found"; continue; }
 	wrap_for "$RTN"
@@ -349,6 +376,7 @@ for RTN in crun runc; do
 		"$NSGUARD" "$REAL" >"$WR/audit-$RTN" && chmod 755 "$WR/audit-$RTN"
 	CRUN=$WR/audit-$RTN ct_case tier-audit-option case_tier audit "allowed=0 denied=0 audited=1"
 	ct_case overlong-key case_overlong
+	ct_case rshared-propagation-refused case_propagation
 	[ "$RTN" = crun ] && ct_case formfeed case_formfeed
 	printf 'allowed-modes = deny\n' >"$WR/strict.conf"
 	# shellcheck disable=SC2016

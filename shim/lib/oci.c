@@ -221,6 +221,7 @@ void oci_state_free(struct oci_state *st)
 		free(st->masked_paths[i]);
 	free(st->masked_paths);
 	free(st->cgroups_path);
+	free(st->rootfs_propagation);
 	free(st->oci_version);
 	free(st->id);
 	free(st->bundle);
@@ -476,6 +477,7 @@ static int add_paths(const struct jv *lx, const char *key, char ***out, size_t *
 
 /* merge_config's part of a config.json (oci.h). */
 static const struct jv_only config_linux[] = { { "cgroupsPath", NULL },
+					       { "rootfsPropagation", NULL },
 					       { "readonlyPaths", NULL },
 					       { "maskedPaths", NULL },
 					       { NULL, NULL } };
@@ -506,6 +508,7 @@ static int merge_config(struct oci_state *st, const char *buf, size_t len, const
 		if (!jv_is_object(lx))
 			return nsg_fail(EINVAL, "%s: \"linux\" is not an object", what);
 		err = get_string(lx, "cgroupsPath", false, what, &st->cgroups_path) ?:
+		      get_string(lx, "rootfsPropagation", false, what, &st->rootfs_propagation) ?:
 		      add_paths(lx, "readonlyPaths", &st->ro_paths, &st->n_ro_paths, what) ?:
 		      add_paths(lx, "maskedPaths", &st->masked_paths, &st->n_masked_paths, what);
 		if (err)
@@ -515,6 +518,28 @@ static int merge_config(struct oci_state *st, const char *buf, size_t len, const
 	if (err)
 		return err;
 	return add_mounts(st, jv_get(doc, "mounts"), what);
+}
+
+int oci_rootfs_propagation_check(const struct oci_state *st)
+{
+	/* runc's and crun's tables: the same names, compared byte for byte. */
+	static const char *const apart[] = { "",	   "private",	 "rprivate",   "slave",
+					     "rslave", "unbindable", "runbindable" };
+	const char *v = st->rootfs_propagation;
+
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(apart); i++)
+		if (strcmp(v, apart[i]) == 0)
+			return 0;
+	if (strcmp(v, "shared") == 0 || strcmp(v, "rshared") == 0)
+		return nsg_fail(EPERM,
+				"linux.rootfsPropagation \"%s\" keeps the container's mounts peers "
+				"of the host's: what the runtime mounts for it would land in the "
+				"host's mount namespace too; nsguard refuses it (slave or private "
+				"keep them apart)",
+				v);
+	return nsg_fail(EINVAL, "linux.rootfsPropagation \"%.64s\" is none runc or crun knows", v);
 }
 
 int oci_state_merge_config(struct oci_state *st, const char *buf, size_t len)

@@ -68,6 +68,7 @@ struct oci_state {
 	struct oci_mount *mounts;
 	size_t n_mounts;
 	char *cgroups_path; /* linux.cgroupsPath; NULL if absent */
+	char *rootfs_propagation; /* linux.rootfsPropagation; NULL if absent */
 	/*
 	 * linux.readonlyPaths and linux.maskedPaths, as written: the runtime
 	 * applies them after the createRuntime hooks (mounts.c judges /proc/sys
@@ -122,6 +123,14 @@ int oci_state_merge_config(struct oci_state *st, const char *buf, size_t len);
  * checked by json_strict_check, never built.
  */
 extern const struct jv_only oci_config_read[];
+/*
+ * linux.rootfsPropagation as runc and crun read it: 0 for none or one that
+ * keeps the container's mounts out of the host's namespace (slave,
+ * private, unbindable, r-), -EPERM for shared and rshared (the runtime's
+ * mounts under the rootfs would be its peers' too: they land on the host),
+ * -EINVAL for a value neither runtime knows; with a message.
+ */
+int oci_rootfs_propagation_check(const struct oci_state *st);
 const char *oci_annotation_get(const struct oci_state *st, const char *key);
 bool oci_id_valid(const char *id);
 void oci_state_free(struct oci_state *st);

@@ -157,6 +157,26 @@ for c in 'hooks-folded|{"Hooks": {}}|byte 1: key "Hooks" is "hooks" to runc' \
 		 [ "$(wc -l <"$t/err")" = 1 ] && [ -z "$got" ] && [ "$(cat "$t/b/config.json")" = "$doc" ]'
 done
 
+# rootfsPropagation shared or rshared: what runc mounts under the rootfs
+# would land in the host's mount namespace before any hook could refuse.
+for c in 'rshared|linux.rootfsPropagation "rshared" keeps the container'"'"'s mounts peers of the host'"'"'s' \
+	'shared|linux.rootfsPropagation "shared" keeps the container'"'"'s mounts peers of the host'"'"'s' \
+	'Rshared|linux.rootfsPropagation "Rshared" is none runc or crun knows' \
+	'rslave|' 'private|' 'runbindable|'; do
+	IFS='|' read -r prop msg <<<"$c"
+	doc='{"linux": {"rootfsPropagation": "'$prop'"}}'
+	reset_bundle "$doc"
+	run "$NSG" "${conf[@]}" runtime create --bundle "$t/b" x
+	if [ -n "$msg" ]; then
+		ok "refuse-propagation-$prop" "want exit 1, one line '$msg', the runtime not run, the file unchanged" eval \
+			'[ "$rc" = 1 ] && [[ $err == "nsguard: $t/b/config.json: $msg"* ]] &&
+			 [ "$(wc -l <"$t/err")" = 1 ] && [ -z "$got" ] && [ "$(cat "$t/b/config.json")" = "$doc" ]'
+	else
+		ok "propagation-$prop" "want the runtime run with our hooks" eval \
+			'[ "$rc" = 0 ] && [[ $got == *"arg:create"* ]] && spec_q "(.hooks.createRuntime | length) == 1"'
+	fi
+done
+
 # A hook is ours only by the file itself: never a path the runtime would
 # resolve to another program (/proc/self/exe is the runtime there), a
 # symlink, or a copy.  Each gets our hook added in front.
