@@ -359,6 +359,8 @@ static int hook_ask_agent(struct cmd_ctx *ctx, const char *stage, const char *st
 	/* Someone else's listener at the agent's path: the admin should hear of it. */
 	if (err == -EPERM)
 		nsg_warn("%s; doing the work here", nsg_last_error());
+	else if (err == -ESTALE)
+		nsg_info("%s; doing the work here", nsg_last_error());
 	else if (err < 0 && err != -ENOENT && err != -ECONNREFUSED)
 		nsg_info("the agent did not answer (%s); doing the work here", strerror(-err));
 	if (err < 0 || *status == AGENT_NOT_SERVED)

@@ -188,6 +188,8 @@ static int send_request(int fd, const struct agent_request *req, long long deadl
 	return err;
 }
 
+/* server_check: who listens is not the agent, or (SERVER_OTHER_BINARY) runs another binary. */
+enum { SERVER_NOT_AGENT = 1, SERVER_OTHER_BINARY };
 static int server_check(int fd, char *why, size_t why_len);
 
 int agent_ask(const char *socket_path, const struct agent_request *req, int *status,
@@ -219,6 +221,8 @@ int agent_ask(const char *socket_path, const struct agent_request *req, int *sta
 		return -errno;
 	/* Nothing goes to a listener that is not nsguard's agent (nor its socket unit's init). */
 	err = server_check(fd, why, sizeof(why));
+	if (err == SERVER_OTHER_BINARY)
+		return nsg_fail(ESTALE, "the agent at %s %s", socket_path, why);
 	if (err > 0)
 		return nsg_fail(EPERM, "%s is not nsguard's agent: %s", socket_path, why);
 	if (err < 0)
@@ -657,7 +661,9 @@ static int pidfds_name(int kernel_pidfd, int self_pidfd, pid_t pid, const char *
  * run this very binary unless it is pid 1: a process that could bind the
  * path (a view of /run/nsguard the mount check missed: a container's root
  * runs as uid 0 in its own mount and pid namespaces) would otherwise answer
- * for the guard.  0, 1 and why, or -errno.  Without SO_PEERPIDFD (before
+ * for the guard.  0; SERVER_NOT_AGENT and why; SERVER_OTHER_BINARY (root
+ * in our namespaces, as trusted as the hook: an agent not restarted since
+ * an upgrade, mostly) and why; or -errno.  Without SO_PEERPIDFD (before
  * 6.5) the listener's pid is read twice around /proc; a listener that
  * exited, its socket passed on, leaves its number to be reused.
  */
@@ -676,18 +682,18 @@ static int server_check(int fd, char *why, size_t why_len)
 	if (cred.uid != geteuid() || cred.pid <= 0) {
 		snprintf(why, why_len, "it listens as uid %u, pid %d", (unsigned)cred.uid,
 			 (int)cred.pid);
-		return 1;
+		return SERVER_NOT_AGENT;
 	}
 	err = peer_pidfd(fd, &kernel_pidfd);
 	if (err == -ESRCH) {
 		snprintf(why, why_len, "the process that listens has exited (SO_PEERPIDFD)");
-		return 1;
+		return SERVER_NOT_AGENT;
 	}
 	if (err)
 		return err;
 	if (kernel_pidfd >= 0 && (how = pidfd_names(kernel_pidfd, cred.pid))) {
 		snprintf(why, why_len, "the kernel's pidfd of the listener %s", how);
-		return 1;
+		return SERVER_NOT_AGENT;
 	}
 	snprintf(p, sizeof(p), "%d", (int)cred.pid);
 	err = identity_of("self", &me);
@@ -696,16 +702,21 @@ static int server_check(int fd, char *why, size_t why_len)
 	if (kernel_pidfd >= 0 && (how = pidfd_names(kernel_pidfd, cred.pid))) {
 		snprintf(why, why_len, "the kernel's pidfd of the listener %s after /proc/%s was read",
 			 how, p);
-		return 1;
+		return SERVER_NOT_AGENT;
 	}
 	if (err) {
 		snprintf(why, why_len, "/proc/%s of its listener cannot be read", p);
-		return 1;
+		return SERVER_NOT_AGENT;
 	}
-	apart = identity_apart(&me, &peer, cred.pid != 1);
+	apart = identity_apart(&me, &peer, false);
 	if (apart) {
 		snprintf(why, why_len, "its listener (pid %s) differs: %s", p, apart);
-		return 1;
+		return SERVER_NOT_AGENT;
+	}
+	/* Its requests would be answered 'N' anyway (agent_peer_check). */
+	if (cred.pid != 1 && identity_apart(&me, &peer, true)) {
+		snprintf(why, why_len, "(pid %s) runs another nsguard binary than this hook", p);
+		return SERVER_OTHER_BINARY;
 	}
 	return 0;
 }
