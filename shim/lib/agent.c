@@ -655,15 +655,15 @@ static int pidfds_name(int kernel_pidfd, int self_pidfd, pid_t pid, const char *
 
 /*
  * The hook: who listens on fd's other end.  SO_PEERCRED and SO_PEERPIDFD of
- * a connected socket name the process that called listen(): the agent, or
- * init for nsguard-agent.socket.  It must have this process's uid, root
- * directory and namespaces (the agent serves no hook outside its own), and
- * run this very binary unless it is pid 1: a process that could bind the
- * path (a view of /run/nsguard the mount check missed: a container's root
- * runs as uid 0 in its own mount and pid namespaces) would otherwise answer
- * for the guard.  0; SERVER_NOT_AGENT and why; SERVER_OTHER_BINARY (root
- * in our namespaces, as trusted as the hook: an agent not restarted since
- * an upgrade, mostly) and why; or -errno.  Without SO_PEERPIDFD (before
+ * a connected socket name the process that called listen() (the agent, or
+ * init for nsguard-agent.socket).  It must have this process's uid, root
+ * directory and namespaces (the agent serves no hook outside its own): a
+ * process that could bind the path (a view of /run/nsguard the mount check
+ * missed: a container's root runs as uid 0 in its own mount and pid
+ * namespaces) would otherwise answer for the guard.  0; SERVER_NOT_AGENT
+ * and why; SERVER_OTHER_BINARY when it passes but, not pid 1, runs another
+ * binary (root in our namespaces, as trusted as the hook: an agent not
+ * restarted since an upgrade, mostly); or -errno.  Without SO_PEERPIDFD (before
  * 6.5) the listener's pid is read twice around /proc; a listener that
  * exited, its socket passed on, leaves its number to be reused.
  */
