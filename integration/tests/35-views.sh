@@ -318,6 +318,77 @@ case_userns_views() {
 }
 ct_case views/userns-readonly-views-guarded case_userns_views
 
+# Review (wt-j): a bind of the container's own proc's sys directory (the
+# runtime mounted proc at /proc just before; the source is that mount by the
+# runtime's path to the rootfs): a proc mount whose root is /sys is the
+# sysctl tree itself, and readonlyPaths naming /p/sys (not there: the
+# runtimes skip it) satisfy the /proc/sys check.  kernel.modprobe runs as
+# the host's root.
+case_proc_subtree() {
+	local id=procsub-$S before after
+	before=$(cat /proc/sys/kernel/modprobe)
+	ct_bundle "$id" --errno EACCES \
+		--ro-paths '["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/p/sys", "/p/sysrq-trigger"]' \
+		--mount "$(bind "$CT_ROOTFS/proc/sys" /p rbind rw)" \
+		-- sh -c 'echo /tmp/nsg-pwned >/p/kernel/modprobe && echo MODPROBE-WRITTEN; nsg-userns unshare' || return 1
+	ct_run "$id"
+	after=$(cat /proc/sys/kernel/modprobe)
+	echo "$before" >/proc/sys/kernel/modprobe
+	echo "procsub: rc=$CT_RC out: $(ct_tail)" >&2
+	[ "$after" = "$before" ] || { CT_WHY="the container set the host's kernel.modprobe to $after: $(ct_tail)"; return 1; }
+	[ "$CT_RC" != 0 ] && [[ $CT_OUT == *"nsguard: "* ]] || { CT_WHY="it ran: $(ct_tail)"; return 1; }
+}
+ct_case views/proc-subtree-bind-refused case_proc_subtree
+# Review (wt-j): a read-only mount does not hold in a mount namespace its
+# user namespace owns: root there remounts it rw (nothing locks a read-only
+# flag set after the namespace was made, by the runtime or by make_ro), and
+# an O_PATH descriptor of it, handed to a host-root container, writes
+# nsguard's configuration.  The host's root through /proc/PID/root stands in
+# for the host-root container here (the same mount, the same credentials).
+case_userns_remount() {
+	local id=userns-remount-$S dir=$CT_WORK/conf-remount-$S pid i got
+	mkdir -p "$dir" && printf '# fail-mode closed\n' >"$dir/nsguard.conf" || return 1
+	ct_bundle "$id" --errno EACCES --userns --cap CAP_SYS_ADMIN --conf "$dir/nsguard.conf" \
+		--mount "$(bind "$dir" /r bind ro "${LOCKED[@]}")" \
+		-- sh -c 'busybox mount -o remount,bind,rw,nosuid,nodev,noexec /r && echo REMOUNTED-RW; sleep 600' || return 1
+	ct_start "$id"
+	for i in $(seq 1 30); do
+		grep -q REMOUNTED "$CT_WORK/b/$id/out" 2>/dev/null && break
+		sleep 1
+	done
+	pid=$("$CRUN" --root "$CT_RUNROOT" state "$id" | $JQ -r .pid)
+	grep " /r " "/proc/$pid/mountinfo" >&2
+	echo 'default-mode = allow' >"/proc/$pid/root/r/nsguard.conf" 2>/dev/null
+	got=$(cat "$dir/nsguard.conf")
+	echo "userns-remount: start rc=$CT_RC out: $(cat "$CT_WORK/b/$id/out") conf now: $got" >&2
+	rm -rf "$dir"
+	[ "$got" = '# fail-mode closed' ] || { CT_WHY="nsguard.conf rewritten through the container's ro view: $got"; return 1; }
+}
+ct_case views/userns-ro-remounted-rw case_userns_remount
+
+# Review (wt-j): proc_sys_check takes any judged read-only mount at
+# <proc>/sys as "read-only now", not one on that proc mount: a second proc
+# mount stacked at the same point hides that bind, and its own sys is
+# writable (runc makes a bind's ro at once; crun defers it, so runc only).
+case_proc_stacked() {
+	local id=procstk-$S before after d=$CT_WORK/empty-$S
+	mkdir -p "$d" || return 1
+	before=$(cat /proc/sys/kernel/modprobe)
+	ct_bundle "$id" --errno EACCES \
+		--ro-paths '["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/p/sysrq-trigger"]' \
+		--mount '{"destination": "/p", "type": "proc", "source": "proc"}' \
+		--mount "$(bind "$d" /p/sys bind ro)" \
+		--mount '{"destination": "/p", "type": "proc", "source": "proc"}' \
+		-- sh -c 'echo /tmp/nsg-pwned >/p/sys/kernel/modprobe && echo MODPROBE-WRITTEN; nsg-userns unshare' || return 1
+	ct_run "$id"
+	after=$(cat /proc/sys/kernel/modprobe)
+	echo "$before" >/proc/sys/kernel/modprobe
+	rmdir "$d"
+	echo "procstk: rc=$CT_RC out: $(ct_tail)" >&2
+	[ "$after" = "$before" ] || { CT_WHY="the container set the host's kernel.modprobe to $after: $(ct_tail)"; return 1; }
+	[ "$CT_RC" != 0 ] && [[ $CT_OUT == *"nsguard: "* ]] || { CT_WHY="it ran: $(ct_tail)"; return 1; }
+}
+ct_case views/proc-stacked-over-ro-refused case_proc_stacked
 # --- the neighbour started first is still guarded after every attempt above.
 case_neighbour() {
 	local id=$NEIGHBOUR cgid
