@@ -389,6 +389,35 @@ case_proc_stacked() {
 	[ "$CT_RC" != 0 ] && [[ $CT_OUT == *"nsguard: "* ]] || { CT_WHY="it ran: $(ct_tail)"; return 1; }
 }
 ct_case views/proc-stacked-over-ro-refused case_proc_stacked
+# Review (wt-j): through the hooks (crun, podman, CRI-O hooks.d: no wrapper
+# to refuse rootfsPropagation first) an rshared container's mounts land on
+# the host before the hook refuses it, and one over /run/nsguard/containers
+# makes state_not_covered refuse every later start on the node: one
+# tenant's refused config stops all others.  (/run made shared here as
+# systemd makes every mount on a node.)
+case_propagation_dos() {
+	local id=propdos-$S nb=propdos-nb-$S rc=0 shared=0 landed
+	grep -q ' /run .*shared:' /proc/self/mountinfo && shared=1
+	[ $shared = 1 ] || mount --make-shared /run || { CT_WHY="cannot share /run"; return 1; }
+	ct_bundle "$id" --errno EACCES --linux-extra '"rootfsPropagation": "rshared",' \
+		--mount "$(bind /run /v rbind rw)" \
+		--mount '{"destination": "/v/nsguard/containers", "type": "tmpfs", "source": "tmpfs", "options": ["size=64k"]}' \
+		-- true || rc=1
+	[ $rc = 0 ] && ct_run "$id"
+	echo "propdos: attacker rc=$CT_RC: $(ct_tail)" >&2
+	landed=$(grep -c ' /run/nsguard/containers ' /proc/self/mountinfo)
+	ct_bundle "$nb" --errno EACCES -- nsg-userns unshare || rc=1
+	[ $rc = 0 ] && ct_run "$nb"
+	echo "propdos: host mounts at /run/nsguard/containers: $landed; neighbour rc=$CT_RC: $(ct_tail)" >&2
+	while grep -q ' /run/nsguard/containers ' /proc/self/mountinfo; do umount -l /run/nsguard/containers || break; done
+	while grep -q " $CT_ROOTFS/v " /proc/self/mountinfo; do umount -l "$CT_ROOTFS/v" || break; done
+	[ $shared = 1 ] || mount --make-private /run
+	[ $rc = 0 ] || return 1
+	[ "$landed" = 0 ] || { CT_WHY="the refused container's tmpfs stayed over the host's /run/nsguard/containers"; rc=1; }
+	want_run "the neighbour" 1 "unshare: fail errno=EACCES" || rc=1
+	return $rc
+}
+ct_case views/rshared-overmount-stops-node case_propagation_dos
 # --- the neighbour started first is still guarded after every attempt above.
 case_neighbour() {
 	local id=$NEIGHBOUR cgid
