@@ -258,11 +258,12 @@ static const struct mnt *by_id(const struct table *t, unsigned long id)
  * was made, and a mount made early (crun's open_tree for a user namespace)
  * and attached later comes before its parent.
  */
+#define HIDDEN_HOPS_MAX 64 /* deeper is taken for hidden: no table's tree walks on for ever */
 static bool hidden(const struct table *t, const struct mnt *m, const char *rootfs)
 {
 	const struct mnt *c = m, *below = NULL;
 
-	for (size_t hops = 0; hops <= t->n; hops++) {
+	for (size_t hops = 0; hops <= t->n && hops < HIDDEN_HOPS_MAX; hops++) {
 		const struct mnt *p;
 
 		if (covered_but(t, c, below))
@@ -510,6 +511,19 @@ static enum danger danger(const struct mnt *m, const struct mounts_ctx *c,
 	return SAFE;
 }
 
+/*
+ * Is a read-only view of row d enough?  Where it holds, yes.  Where it may
+ * not (a user namespace's root with CAP_SYS_ADMIN over its own mounts
+ * remounts them read-write), not for the views no container needs
+ * (nsguard's config or binary, another cgroup): a descriptor of one,
+ * handed to a host-root container, would write there.  Every container has
+ * a sysfs and a proc: that hand-off is not closed here (docs/design.md).
+ */
+static bool ro_enough(enum danger d, const struct mounts_ctx *c)
+{
+	return c->ro_holds || c->host_root || d == SYSFS;
+}
+
 static int refuse(const struct mnt *m, enum danger d, const struct mounts_ctx *c)
 {
 	const char *detail = d == RUN_DIR ? c->run_dir : d == CGROUP ? m->root :
@@ -523,6 +537,15 @@ static int refuse(const struct mnt *m, enum danger d, const struct mounts_ctx *c
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	snprintf(what, sizeof(what), dangers[d].fmt, m->point, detail, c->guarded);
 #pragma GCC diagnostic pop
+	/* Review: nothing locks a read-only flag set after its namespace was made. */
+	if (!dangers[d].even_ro && !ro_enough(d, c))
+		return nsg_fail(EPERM,
+				"%s, and it runs as a user namespace's root that may hold "
+				"CAP_SYS_ADMIN over its own mounts (config.json "
+				"process.capabilities): read-only or not, it could remount it "
+				"read-write and hand a descriptor to a container that runs as the "
+				"host's root; drop CAP_SYS_ADMIN or do not mount it",
+				what);
 	return nsg_fail(EPERM, "%s, and it runs as %s; %s", what,
 			c->host_root ? "the host's root" : "a user namespace's root (it could "
 			"hand what it opens there to a container that runs as the host's root)",
@@ -568,6 +591,20 @@ static int proc_sys_check(const struct table *t, const struct mnt *m, const char
 	size_t n = rootfs && strcmp(rootfs, "/") != 0 ? strlen(rootfs) : 0;
 	const char *dest = rootfs && at_or_below(m->point, rootfs) ? m->point + n : m->point;
 
+	/*
+	 * A part of proc (a bind of /proc/sys, say) is the tree itself:
+	 * readonlyPaths name paths below a proc's root, and the runtimes skip
+	 * those that are not there (review: /p/sys for a bind of sys at /p).
+	 */
+	if (strcmp(m->root, "/") != 0 && writable(m))
+		return nsg_fail(EPERM,
+				"the container's mount at %.200s is %.200s of a proc file system, "
+				"not a whole one, read-write: no linux.readonlyPaths entry reaches "
+				"into it, and %s; mount it read-only or mount proc whole",
+				m->point, m->root,
+				c->host_root ? "it runs as the host's root"
+					     : "a descriptor of it could be handed to a container "
+					       "that runs as the host's root");
 	if (!writable(m))
 		return 0;
 	for (size_t k = 0; k < ARRAY_SIZE(kept); k++) {
@@ -577,9 +614,15 @@ static int proc_sys_check(const struct table *t, const struct mnt *m, const char
 		if (asprintf(&inside, "%s/%s", dest[0] ? dest : "", kept[k]) < 0 ||
 		    asprintf(&point, "%s/%s", strcmp(m->point, "/") ? m->point : "", kept[k]) < 0)
 			return nsg_fail(ENOMEM, "out of memory");
+		/*
+		 * A read-only mount on this proc's sys, reached from the rootfs:
+		 * one on another proc at the same point (stacked over it) hides
+		 * nothing of this one (review).
+		 */
 		for (size_t i = 0; i < t->n && !ro_now; i++)
-			ro_now = t->m[i].judged && strcmp(t->m[i].point, point) == 0 &&
-				 !covered(t, &t->m[i]) && !writable(&t->m[i]);
+			ro_now = t->m[i].judged && t->m[i].parent == m->id &&
+				 strcmp(t->m[i].point, point) == 0 && !writable(&t->m[i]) &&
+				 !hidden(t, &t->m[i], rootfs ? rootfs : "/");
 		if (ro_now || listed(inside, dest[0] ? dest : "/", c->ro_paths, c->n_ro_paths) ||
 		    listed(inside, dest[0] ? dest : "/", c->masked_paths, c->n_masked_paths))
 			continue;
@@ -746,10 +789,10 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 			err = proc_sys_check(&theirs, m, rootfs, c);
 			continue;
 		}
-		if (d == SAFE || (!dangers[d].even_ro && !writable(m)))
+		if (d == SAFE || (!dangers[d].even_ro && !writable(m) && ro_enough(d, c)))
 			continue;
 		/* What the runtime is about to do anyway, done now: then it is read-only. */
-		if (!dangers[d].even_ro && c->make_ro &&
+		if (!dangers[d].even_ro && ro_enough(d, c) && c->make_ro &&
 		    ro_requested(&theirs, m, rootfs, c->cfg, c->n_cfg)) {
 			cleanup_free char *why = NULL, *refusal = NULL;
 

@@ -33,9 +33,13 @@ struct mounts_ctx {
 	 */
 	bool host_root;
 	/*
-	 * A read-only mount stays read-only: the container is in the host's
-	 * user namespace and its mount namespace is owned by it.  False for a
-	 * user namespace that maps the host's root: refused outright.
+	 * A read-only mount stays read-only.  Host root: the container is in
+	 * the host's user namespace and its mount namespace is owned by it
+	 * (false, a user namespace that maps the host's root: refused
+	 * outright).  Otherwise: no set of process.capabilities names
+	 * CAP_SYS_ADMIN (or another that could detach), which in the user
+	 * namespace that owns its mounts would remount them read-write
+	 * (false: the writable-only rows are refused read-only too).
 	 */
 	bool ro_holds;
 	/* Make the top mount at point, mount id, read-only now (NULL: never). */

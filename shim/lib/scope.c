@@ -475,6 +475,8 @@ int scope_resolve(const char *proc_root, const char *cgroup_root, const struct o
 					"open nsguard's pins and run directory and hand them to a "
 					"container that runs as the host's root; give it a mount "
 					"namespace");
+		/* Its root may remount what its user namespace owns: with CAP_SYS_ADMIN. */
+		mc.ro_holds = !st->caps_detach;
 		err = mounts_check(proc_root, st->pid, &mc);
 		if (err)
 			return err;

@@ -67,6 +67,7 @@ static const struct oci_mount cfg_decoys[] = { { .destination = "/h/fs/bpf", .ro
 static char *docker_ro[] = { "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
 			     "/proc/sysrq-trigger" };
 static char *none[] = { NULL };
+static char *p_sysrq[] = { "/proc/sys", "/proc/sysrq-trigger", "/p/sysrq-trigger" };
 static char *only_sys[] = { "/proc/sys" };
 static char *whole_proc[] = { "/proc" };
 static char *unclean[] = { "/proc//sys/", "/proc/./sysrq-trigger" };
@@ -86,6 +87,7 @@ static const struct {
 	const char *made_ro; /* the point make_ro was asked for, if any */
 	bool userns; /* a user namespace that maps the host's root: ro does not hold */
 	bool unmapped; /* a user namespace that maps no host owner: host_root false */
+	bool admin; /* its capabilities may name CAP_SYS_ADMIN: ro_holds false */
 	const char *ours_add; /* more lines of ours */
 	/* readonlyPaths (NULL: docker_ro), maskedPaths */
 	char **ro;
@@ -353,6 +355,38 @@ static const struct {
 	{ "unmapped-config-dir-ro",
 	  COPIES ROOTFS "130 110 8:1 /etc/nsguard /ct/rootfs/e ro - ext4 /dev/vda rw\n",
 	  .unmapped = true },
+	/* Review: with CAP_SYS_ADMIN over its own mounts, read-only does not hold. */
+	{ "unmapped-admin-config-dir-ro",
+	  COPIES ROOTFS "130 110 8:1 /etc/nsguard /ct/rootfs/e ro - ext4 /dev/vda rw\n", NULL, 0,
+	  -EPERM, "may hold CAP_SYS_ADMIN over its own mounts (config.json process.capabilities)",
+	  .unmapped = true, .admin = true },
+	{ "unmapped-admin-cgroup-parent-ro",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c ro - cgroup2 cgroup2 rw\n", NULL, 0,
+	  -EPERM, "could remount it read-write", .unmapped = true, .admin = true },
+	/* Every container has a sysfs: not closed here (docs/design.md). */
+	{ "unmapped-admin-sysfs-ro", COPIES ROOTFS "130 110 0:52 / /ct/rootfs/s ro - sysfs sysfs rw\n",
+	  .unmapped = true, .admin = true },
+	/* crun's shortcut is no help where ro does not hold. */
+	{ "unmapped-admin-crun-ro-later",
+	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/b rw - cgroup2 cgroup2 rw\n",
+	  CFG(cfg_b_ro), -EPERM, "could remount it read-write", .unmapped = true, .admin = true },
+	/* Review: a part of the container's proc, read-write: readonlyPaths reach nothing in it. */
+	{ "proc-subtree-rw",
+	  COPIES ROOTFS "130 110 0:50 /sys /ct/rootfs/p rw - proc proc rw\n", NULL, 0, -EPERM,
+	  "mount at /ct/rootfs/p is /sys of a proc file system, not a whole one, read-write" },
+	{ "proc-subtree-ro",
+	  COPIES ROOTFS "130 110 0:50 /sys /ct/rootfs/p ro - proc proc rw\n" },
+	/* Review: a ro bind on one proc's sys hides nothing of another stacked at the point. */
+	{ "proc-stacked-over-ro-bind",
+	  COPIES ROOTFS "130 110 0:53 / /ct/rootfs/p rw - proc proc rw\n"
+			"131 130 0:60 / /ct/rootfs/p/sys ro - tmpfs tmpfs rw\n"
+			"132 130 0:54 / /ct/rootfs/p rw - proc proc rw\n",
+	  NULL, 0, -EPERM, "the container's /proc at /ct/rootfs/p leaves /p/sys writable",
+	  .ro = PATHS(p_sysrq) },
+	{ "proc-ro-bind-on-its-sys",
+	  COPIES ROOTFS "130 110 0:53 / /ct/rootfs/p rw - proc proc rw\n"
+			"131 130 0:60 / /ct/rootfs/p/sys ro - tmpfs tmpfs rw\n",
+	  .ro = PATHS(p_sysrq) },
 	/* Review: an entry above the proc mount covers nothing in it. */
 	{ "proc-sys-ro-root", COPIES ROOTFS, NULL, 0, -EPERM, "leaves /proc/sys writable",
 	  .ro = PATHS(root_only) },
@@ -401,7 +435,7 @@ static void row(size_t i)
 				.masked_paths = rows[i].masked, .n_masked_paths = rows[i].n_masked,
 				.run_dir = "/run/nsguard", .pin_dir = "/sys/fs/bpf/nsguard",
 				.config = "/etc/nsguard/nsguard.conf",
-				.binary = "/usr/local/bin/nsguard", .ro_holds = !rows[i].userns,
+				.binary = "/usr/local/bin/nsguard", .ro_holds = !rows[i].userns && !rows[i].admin,
 				.host_root = !rows[i].unmapped,
 				.make_ro = fake_make_ro, .data = (void *)rows[i].made_ro };
 	int fa = mkstemp(a), fb = mkstemp(b), err;
