@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -540,11 +541,10 @@ static int refuse(const struct mnt *m, enum danger d, const struct mounts_ctx *c
 	/* Review: nothing locks a read-only flag set after its namespace was made. */
 	if (!dangers[d].even_ro && !ro_enough(d, c))
 		return nsg_fail(EPERM,
-				"%s, and it runs as a user namespace's root that may hold "
-				"CAP_SYS_ADMIN over its own mounts (config.json "
-				"process.capabilities): read-only or not, it could remount it "
-				"read-write and hand a descriptor to a container that runs as the "
-				"host's root; drop CAP_SYS_ADMIN or do not mount it",
+				"%s, and as a user namespace's root that may hold CAP_SYS_ADMIN "
+				"(config.json process.capabilities) it could remount it read-write "
+				"and hand it to a host-root container; drop CAP_SYS_ADMIN or do not "
+				"mount it",
 				what);
 	return nsg_fail(EPERM, "%s, and it runs as %s; %s", what,
 			c->host_root ? "the host's root" : "a user namespace's root (it could "
@@ -701,6 +701,47 @@ static int state_not_covered(const struct table *ours, const struct mounts_ctx *
 	return 0;
 }
 
+/*
+ * Detach the mounts of ours at or below nsguard's run, pin and config
+ * directories that are peers of a mount of theirs: the container's runtime
+ * mounted them there through a shared rootfsPropagation (its mount is their
+ * peer group's other member), before any hook could refuse it.  Left, they
+ * would refuse every later start (state_not_covered).  *changed when one was.
+ */
+static int detach_propagated(const struct table *theirs, const struct table *ours,
+			     const struct mounts_ctx *c, bool *changed)
+{
+	cleanup_free char *config_dir = parent_of(c->config);
+	const char *const dirs[] = { c->run_dir, c->pin_dir, config_dir };
+
+	*changed = false;
+	if (c->config && !config_dir)
+		return nsg_fail(ENOMEM, "out of memory");
+	for (size_t i = 0; c->detach && i < ours->n; i++) {
+		const struct mnt *o = &ours->m[i];
+		const struct mnt *peer = NULL;
+		bool there = false;
+
+		for (size_t k = 0; k < ARRAY_SIZE(dirs); k++)
+			there = there || (dirs[k] && at_or_below(o->point, dirs[k]));
+		for (size_t j = 0; there && o->shared && !peer && j < theirs->n; j++)
+			if (theirs->m[j].shared == o->shared)
+				peer = &theirs->m[j];
+		if (!peer)
+			continue;
+		if (c->detach(o->point, o->id, c->data) < 0) {
+			nsg_warn("%s; it stays", nsg_last_error());
+			continue;
+		}
+		nsg_warn("detached the mount at %.200s from nsguard's state: a peer (shared:%lu) "
+			 "of the container's mount at %.200s, mounted onto the host through "
+			 "rootfsPropagation before the hook",
+			 o->point, o->shared, peer->point);
+		*changed = true;
+	}
+	return 0;
+}
+
 static bool any_added(const struct table *t)
 {
 	for (size_t i = 0; i < t->n; i++)
@@ -732,6 +773,17 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 		err = table_read(ours_path, &ours);
 	else
 		ours = (struct table){ 0 };
+	if (!err) {
+		bool changed = false;
+
+		err = detach_propagated(&theirs, &ours, c, &changed);
+		if (!err && changed) {
+			table_free(&ours);
+			err = table_read(ours_path, &ours);
+			if (err)
+				ours = (struct table){ 0 };
+		}
+	}
 	if (!err)
 		err = mark_added(&theirs, &ours);
 	if (!err)
@@ -881,6 +933,29 @@ static int make_ro_live(const char *point, unsigned long id, void *data)
 	return 0;
 }
 
+/* Detach the top mount at point in ours, if it is mount id (detach_propagated). */
+static int detach_live(const char *point, unsigned long id, void *data)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	cleanup_close int fd = -1;
+	struct statx sx;
+	char self[64];
+
+	(void)data;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, point, &how, sizeof(how));
+	if (fd < 0)
+		return nsg_fail(errno, "cannot open %s: %s", point, strerror(errno));
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID) ||
+	    sx.stx_mnt_id != id)
+		return nsg_fail(ESTALE, "the mount at %s is not the top one there", point);
+	/* The mount the descriptor holds, whatever the path names by now. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if (umount2(self, MNT_DETACH) < 0)
+		return nsg_fail(errno, "cannot detach the mount at %s: %s", point, strerror(errno));
+	return 0;
+}
+
 int mounts_check(const char *proc_root, pid_t pid, const struct mounts_ctx *base)
 {
 	cleanup_free char *theirs = NULL, *ours = NULL;
@@ -888,6 +963,7 @@ int mounts_check(const char *proc_root, pid_t pid, const struct mounts_ctx *base
 	struct mounts_ctx c = *base;
 
 	c.make_ro = make_ro_live;
+	c.detach = detach_live;
 	c.data = &l;
 	if (asprintf(&theirs, "%s/%d/mountinfo", proc_root, (int)pid) < 0)
 		theirs = NULL;

@@ -44,6 +44,8 @@ struct mounts_ctx {
 	bool ro_holds;
 	/* Make the top mount at point, mount id, read-only now (NULL: never). */
 	int (*make_ro)(const char *point, unsigned long id, void *data);
+	/* Detach the top mount at point, mount id, in nsguard's namespace (NULL: never). */
+	int (*detach)(const char *point, unsigned long id, void *data);
 	void *data;
 };
 
@@ -80,7 +82,11 @@ struct mounts_ctx {
  * is a refusal too; so is !ro_holds for host_root, a judged mount in the
  * same peer group as one of ours (shared:N: mounts beneath it propagate to
  * the host), and a mount of ours at or below run_dir, pin_dir or the
- * config's directory (not nsguard's state any more).
+ * config's directory (not nsguard's state any more).  Before that, a mount
+ * of ours there that is a peer of one of theirs (shared:N in both: the
+ * runtime mounted it through rootfsPropagation shared, before any hook) is
+ * detached (detach), so that one tenant's refused start does not refuse
+ * every later one.
  */
 int mounts_check_files(const char *theirs, const char *ours, const struct mounts_ctx *c);
 /*

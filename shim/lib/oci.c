@@ -222,6 +222,7 @@ void oci_state_free(struct oci_state *st)
 	free(st->masked_paths);
 	free(st->cgroups_path);
 	free(st->rootfs_propagation);
+	free(st->devices_open);
 	free(st->oci_version);
 	free(st->id);
 	free(st->bundle);
@@ -475,8 +476,80 @@ static int add_paths(const struct jv *lx, const char *key, char ***out, size_t *
 	return 0;
 }
 
+/*
+ * The device rules the runtime turns into the container's device cgroup
+ * (runc and crun alike: linux.resources.devices as written, an allow rule
+ * for each linux.devices entry, then their own char-device defaults).  Any
+ * allow rule that reads or writes a block device (type "b", or "a", the
+ * default) or every char device (no major, or -1) opens what a host-root
+ * container could write under nsguard's state (the disk) or the kernel's.
+ * Later deny rules are not weighed: such a list is refused.  A rule of an
+ * odd shape counts as open: the runtime would refuse it or read it widely.
+ */
+static bool device_rule_open(const struct jv *r, const char *kind)
+{
+	const struct jv *allow = jv_get(r, "allow"), *type = jv_get(r, "type"),
+			*major = jv_get(r, "major"), *access = jv_get(r, "access");
+	const char *t = jv_is_string(type) && type->str ? type->str : NULL;
+	bool any_major = !major || jv_is_null(major) || (jv_is_number(major) && major->num == -1);
+
+	if (!jv_is_object(r) || (type && !jv_is_null(type) && !t) ||
+	    (major && !jv_is_null(major) && !jv_is_number(major)) ||
+	    (access && !jv_is_null(access) && !jv_is_string(access)))
+		goto open;
+	if (strcmp(kind, "resources.devices") == 0) {
+		if (!jv_is_true(allow))
+			return false; /* false, or absent: a deny rule */
+		if (jv_is_string(access) && access->str && access->str[0] &&
+		    !strpbrk(access->str, "rw"))
+			return false; /* mknod only */
+		if (!t || !t[0] || strcmp(t, "a") == 0 || strcmp(t, "b") == 0 ||
+		    (strcmp(t, "c") == 0 && any_major))
+			return true;
+		return false;
+	}
+	/* linux.devices: a node made and allowed rwm. */
+	return t && strcmp(t, "b") == 0;
+open:
+	return true;
+}
+
+static int add_devices(struct oci_state *st, const struct jv *lx, const char *what)
+{
+	const struct jv *res = jv_get(lx, "resources"), *arr, *it;
+	size_t i;
+
+	arr = jv_is_object(res) ? jv_get(res, "devices") : NULL;
+	if (res && !jv_is_null(res) && !jv_is_object(res))
+		return nsg_fail(EINVAL, "%s: linux.resources is not an object", what);
+	if (arr && !jv_is_null(arr) && !jv_is_array(arr))
+		return nsg_fail(EINVAL, "%s: linux.resources.devices is not an array", what);
+	for (int k = 0; k < 2; k++) {
+		const char *kind = k == 0 ? "resources.devices" : "devices";
+
+		if (k == 1) {
+			arr = jv_get(lx, "devices");
+			if (arr && !jv_is_null(arr) && !jv_is_array(arr))
+				return nsg_fail(EINVAL, "%s: linux.devices is not an array", what);
+		}
+		i = 0;
+		jv_for_each(it, arr) {
+			if (!st->devices_open && device_rule_open(it, kind) &&
+			    asprintf(&st->devices_open, "linux.%s[%zu]", kind, i) < 0) {
+				st->devices_open = NULL;
+				return nsg_fail(ENOMEM, "%s: out of memory", what);
+			}
+			i++;
+		}
+	}
+	return 0;
+}
+
 /* merge_config's part of a config.json (oci.h). */
+static const struct jv_only config_resources[] = { { "devices", NULL }, { NULL, NULL } };
 static const struct jv_only config_linux[] = { { "cgroupsPath", NULL },
+					       { "resources", config_resources },
+					       { "devices", NULL },
 					       { "rootfsPropagation", NULL },
 					       { "readonlyPaths", NULL },
 					       { "maskedPaths", NULL },
@@ -510,7 +583,8 @@ static int merge_config(struct oci_state *st, const char *buf, size_t len, const
 		err = get_string(lx, "cgroupsPath", false, what, &st->cgroups_path) ?:
 		      get_string(lx, "rootfsPropagation", false, what, &st->rootfs_propagation) ?:
 		      add_paths(lx, "readonlyPaths", &st->ro_paths, &st->n_ro_paths, what) ?:
-		      add_paths(lx, "maskedPaths", &st->masked_paths, &st->n_masked_paths, what);
+		      add_paths(lx, "maskedPaths", &st->masked_paths, &st->n_masked_paths, what) ?:
+		      add_devices(st, lx, what);
 		if (err)
 			return err;
 	}

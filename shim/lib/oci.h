@@ -82,6 +82,13 @@ struct oci_state {
 	 * says nothing (the runtime then keeps every capability). */
 	bool caps_detach;
 	bool have_caps; /* process.capabilities was there */
+	/*
+	 * What the device cgroup the runtime installs from config.json lets it
+	 * read or write that no container needs and any host-root one could
+	 * use against the host (a block device, every char device): NULL, or
+	 * which entry ("linux.resources.devices[2]").
+	 */
+	char *devices_open;
 	/* Pod name, namespace, container name (identity.h) by key family
 	 * (identity_pick chooses one): the state's annotations first, then
 	 * config.json's; labels only, sanitized. */
@@ -108,8 +115,9 @@ int oci_state_read_fd(int fd, struct oci_state *out);
  * Add the nsguard.io/ annotations of <bundle>/config.json that the state does
  * not carry (the state wins key by key), and read its "mounts" (at most
  * OCI_MOUNTS_MAX), linux.cgroupsPath, linux.readonlyPaths and
- * linux.maskedPaths (strings, at most OCI_PATHS_MAX each) and the capabilities of
- * process.capabilities (caps_detach).  A state without a bundle, a
+ * linux.maskedPaths (strings, at most OCI_PATHS_MAX each), the capabilities of
+ * process.capabilities (caps_detach) and the device rules of
+ * linux.resources.devices and linux.devices (devices_open).  A state without a bundle, a
  * config.json that is missing or cannot be read, and one over
  * OCI_CONFIG_MAX (-EFBIG) are errors: nsguard never guesses what the runtime
  * was asked for.

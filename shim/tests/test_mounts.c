@@ -88,6 +88,7 @@ static const struct {
 	bool userns; /* a user namespace that maps the host's root: ro does not hold */
 	bool unmapped; /* a user namespace that maps no host owner: host_root false */
 	bool admin; /* its capabilities may name CAP_SYS_ADMIN: ro_holds false */
+	const char *detached; /* the mount of ours detach was asked for, if any */
 	const char *ours_add; /* more lines of ours */
 	/* readonlyPaths (NULL: docker_ro), maskedPaths */
 	char **ro;
@@ -355,10 +356,20 @@ static const struct {
 	{ "unmapped-config-dir-ro",
 	  COPIES ROOTFS "130 110 8:1 /etc/nsguard /ct/rootfs/e ro - ext4 /dev/vda rw\n",
 	  .unmapped = true },
+	/* Review: a peer of the container's tmpfs over the host's records (rshared):
+	 * detached, so that later starts are not refused for it. */
+	{ "propagated-over-records-detached",
+	  COPIES ROOTFS "130 110 0:77 / /ct/rootfs/v/nsguard/containers rw shared:77 - tmpfs tmpfs rw\n",
+	  NULL, 0, -EPERM, "has a mount at /run/nsguard/containers",
+	  .ours_add = "200 23 0:77 / /run/nsguard/containers rw shared:77 - tmpfs tmpfs rw\n",
+	  .detached = "/run/nsguard/containers" },
+	{ "mount-over-records-not-a-peer",
+	  COPIES ROOTFS, NULL, 0, -EPERM, "has a mount at /run/nsguard/containers",
+	  .ours_add = "200 23 0:77 / /run/nsguard/containers rw shared:78 - tmpfs tmpfs rw\n" },
 	/* Review: with CAP_SYS_ADMIN over its own mounts, read-only does not hold. */
 	{ "unmapped-admin-config-dir-ro",
 	  COPIES ROOTFS "130 110 8:1 /etc/nsguard /ct/rootfs/e ro - ext4 /dev/vda rw\n", NULL, 0,
-	  -EPERM, "may hold CAP_SYS_ADMIN over its own mounts (config.json process.capabilities)",
+	  -EPERM, "may hold CAP_SYS_ADMIN (config.json process.capabilities) it could remount",
 	  .unmapped = true, .admin = true },
 	{ "unmapped-admin-cgroup-parent-ro",
 	  COPIES ROOTFS "130 110 0:26 /nsg /ct/rootfs/c ro - cgroup2 cgroup2 rw\n", NULL, 0,
@@ -417,6 +428,16 @@ static const struct {
 
 static char made_ro[256];
 
+static char detached[256];
+
+static int fake_detach(const char *point, unsigned long id, void *data)
+{
+	(void)id;
+	(void)data;
+	snprintf(detached, sizeof(detached), "%s", point);
+	return 0;
+}
+
 static int fake_make_ro(const char *point, unsigned long id, void *data)
 {
 	(void)id;
@@ -437,7 +458,8 @@ static void row(size_t i)
 				.config = "/etc/nsguard/nsguard.conf",
 				.binary = "/usr/local/bin/nsguard", .ro_holds = !rows[i].userns && !rows[i].admin,
 				.host_root = !rows[i].unmapped,
-				.make_ro = fake_make_ro, .data = (void *)rows[i].made_ro };
+				.make_ro = fake_make_ro, .detach = fake_detach,
+				.data = (void *)rows[i].made_ro };
 	int fa = mkstemp(a), fb = mkstemp(b), err;
 
 	ASSERT_TRUE(fa >= 0 && fb >= 0);
@@ -448,12 +470,14 @@ static void row(size_t i)
 	close(fa);
 	close(fb);
 	made_ro[0] = '\0';
+	detached[0] = '\0';
 	err = mounts_check_files(a, b, &c);
 	unlink(a);
 	unlink(b);
 	ASSERT_EQ(rows[i].err, err);
 	if (rows[i].msg)
 		ASSERT_MSG(rows[i].msg);
+	ASSERT_STREQ(rows[i].detached ? rows[i].detached : "", detached);
 	if (rows[i].made_ro && strcmp(rows[i].made_ro, "fail") != 0)
 		ASSERT_STREQ(rows[i].made_ro, made_ro);
 	else if (!rows[i].made_ro)

@@ -414,6 +414,56 @@ static void t_merge_cgroups_path(void)
 	}
 }
 
+/*
+ * Device rules (review: a devtmpfs and an allow-all rule reached every host
+ * device): which config.json leaves a block device or every char device
+ * open (devices_open names the entry), which does not.
+ */
+static const struct {
+	const char *name, *linux_json, *open;
+} dev_rows[] = {
+	{ "docker-default",
+	  "{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
+	  "{\"allow\":true,\"type\":\"c\",\"major\":1,\"minor\":5,\"access\":\"rwm\"},"
+	  "{\"allow\":true,\"type\":\"c\",\"major\":136,\"access\":\"rwm\"},"
+	  "{\"allow\":true,\"type\":\"b\",\"access\":\"m\"}]}}",
+	  NULL },
+	{ "allow-all", "{\"resources\":{\"devices\":[{\"allow\":true,\"access\":\"rwm\"}]}}",
+	  "linux.resources.devices[0]" },
+	{ "block-rw",
+	  "{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"},"
+	  "{\"allow\":true,\"type\":\"b\",\"major\":8,\"minor\":0,\"access\":\"rw\"}]}}",
+	  "linux.resources.devices[1]" },
+	{ "every-char-read",
+	  "{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"c\",\"access\":\"r\"}]}}",
+	  "linux.resources.devices[0]" },
+	{ "every-char-major-minus-one",
+	  "{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"c\",\"major\":-1,\"access\":\"w\"}]}}",
+	  "linux.resources.devices[0]" },
+	{ "odd-major", "{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"c\",\"major\":\"1\"}]}}",
+	  "linux.resources.devices[0]" },
+	{ "block-node", "{\"devices\":[{\"path\":\"/dev/fuse\",\"type\":\"c\",\"major\":10,\"minor\":229},"
+	  "{\"path\":\"/dev/sda\",\"type\":\"b\",\"major\":8,\"minor\":0}]}",
+	  "linux.devices[1]" },
+	{ "char-node", "{\"devices\":[{\"path\":\"/dev/fuse\",\"type\":\"c\",\"major\":10,\"minor\":229}]}",
+	  NULL },
+};
+
+static void dev_row(size_t i)
+{
+	cleanup_free char *cfg = NULL;
+	struct oci_state st;
+
+	ASSERT_TRUE(asprintf(&cfg, "{\"linux\":%s}", dev_rows[i].linux_json) > 0);
+	ASSERT_OK(oci_state_parse(base_state, strlen(base_state), &st));
+	ASSERT_OK(oci_state_merge_config(&st, cfg, strlen(cfg)));
+	if (dev_rows[i].open)
+		ASSERT_STREQ(dev_rows[i].open, st.devices_open ? st.devices_open : "(none)");
+	else
+		ASSERT_STREQ("(none)", st.devices_open ? st.devices_open : "(none)");
+	oci_state_free(&st);
+}
+
 /* "{"annotations":{"k0":"v","k1":"v",...}}" with n keys named PREFIX<i>. */
 static char *annotations_doc(const char *prefix, size_t n)
 {
@@ -713,4 +763,8 @@ void suite_oci(void)
 		TEST_CASE("oci", name, caps_row, i);
 	}
 	TEST_CASE("oci", "merge-capabilities-malformed", t_caps_bad);
+	for (size_t i = 0; i < ARRAY_SIZE(dev_rows); i++) {
+		snprintf(name, sizeof(name), "devices-%s", dev_rows[i].name);
+		TEST_CASE("oci", name, dev_row, i);
+	}
 }
