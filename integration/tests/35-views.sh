@@ -347,14 +347,14 @@ ct_case views/proc-subtree-bind-refused case_proc_subtree
 # nsguard's configuration.  The host's root through /proc/PID/root stands in
 # for the host-root container here (the same mount, the same credentials).
 case_userns_remount() {
-	local id=userns-remount-$S dir=$CT_WORK/conf-remount-$S pid i got
+	local id=userns-remount-$S dir=$CT_WORK/conf-remount-$S pid got
 	mkdir -p "$dir" && printf '# fail-mode closed\n' >"$dir/nsguard.conf" || return 1
 	ct_bundle "$id" --errno EACCES --userns --cap CAP_SYS_ADMIN --conf "$dir/nsguard.conf" \
 		--mount "$(bind "$dir" /r bind ro "${LOCKED[@]}")" \
 		-- sh -c 'busybox mount -o remount,bind,rw,nosuid,nodev,noexec /r && echo REMOUNTED-RW; sleep 600' || return 1
 	ct_start "$id"
 	if [ "$CT_RC" = 0 ]; then
-		for i in $(seq 1 30); do
+		for _ in $(seq 1 30); do
 			grep -q REMOUNTED "$CT_WORK/b/$id/out" 2>/dev/null && break
 			sleep 1
 		done
@@ -419,8 +419,11 @@ case_propagation_dos() {
 	[ $shared = 1 ] || mount --make-private /run
 	[ $rc = 0 ] || return 1
 	[ "$landed" = 0 ] || { CT_WHY="the refused container's tmpfs stayed over the host's /run/nsguard/containers"; rc=1; }
-	[ "$attacker_rc" != 0 ] && [[ $attacker == *"nsguard: detached the mount at /run/nsguard/containers from nsguard's state: a peer"* ]] ||
-		{ CT_WHY+=" the attacker: exit $attacker_rc, ${attacker//$'\n'/|};"; rc=1; }
+	if [ "$attacker_rc" = 0 ] ||
+		[[ $attacker != *"nsguard: detached the mount at /run/nsguard/containers from nsguard's state: a peer"* ]]; then
+		CT_WHY+=" the attacker: exit $attacker_rc, ${attacker//$'\n'/|};"
+		rc=1
+	fi
 	want_run "the neighbour" 1 "unshare: fail errno=EACCES" || rc=1
 	return $rc
 }
