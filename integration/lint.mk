@@ -31,7 +31,7 @@ $(LINT)/obj/%.o: shim/lib/%.c $(BUILD)/nsguard.skel.h | $(LINT)/obj
 $(LINT)/obj/main.o: NSG_CFLAGS += -DNSGUARD_VERSION='"$(NSGUARD_VERSION)"'
 $(LINT)/obj/main.o $(LINT)/obj/guard.o: $(BUILD)/commit.h
 $(LINT)/obj/guard.o: $(BUILD)/nsguard-abi.h
-$(LINT)/obj/configure_containerd.o: $(BUILD)/containerd-handlers.h
+$(LINT)/obj/configure_containerd.o: $(BUILD)/containerd-handlers.h $(BUILD)/containerd-handlers-v3.h
 
 $(LINT)/obj:
 	$(Q)mkdir -p $@

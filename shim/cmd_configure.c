@@ -607,7 +607,7 @@ static int run(const char *cmd, int argc, char **argv, bool add)
 		{ .name = "containerd", .arg = "PATH", .val = 'c',
 		  .help = "containerd: the binary that reads the config (containerd)" },
 		{ .name = "extra", .arg = "FILE", .val = 'x', .repeat = true,
-		  .help = "containerd: more handlers (nsguard-base-spec.toml)" },
+		  .help = "containerd: more handlers, of config.toml's version (nsguard-base-spec.toml, -v3.toml)" },
 		{ .name = "crio", .arg = "PATH", .val = 'C',
 		  .help = "cri-o: the binary whose `crio config` shows hooks_dir (crio)" },
 		{},

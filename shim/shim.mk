@@ -69,12 +69,16 @@ $(NEXT)/obj:
 
 -include $(wildcard $(NEXT)/obj/*.d)
 
-# configure containerd's handlers: the tables of the installed example,
-# built in as a C string (no share file needed, one source for both).
+# configure containerd's handlers: the tables of the installed examples
+# (config version 2 and 3), built in as C strings (no share file needed,
+# one source for both).
 $(BUILD)/containerd-handlers.h: examples/containerd/nsguard-runtimes.toml.in | $(BUILD)/obj
+$(BUILD)/containerd-handlers-v3.h: examples/containerd/nsguard-runtimes-v3.toml.in | $(BUILD)/obj
+$(BUILD)/containerd-handlers.h $(BUILD)/containerd-handlers-v3.h:
 	$(call msg,GEN,$@)
 	$(Q)sed -e '1,/^version = /d' -e '/./,$$!d' -e 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< >$@.tmp && mv $@.tmp $@
-$(BUILD)/obj/configure_containerd.o $(NEXT)/obj/configure_containerd.o: $(BUILD)/containerd-handlers.h
+$(BUILD)/obj/configure_containerd.o $(NEXT)/obj/configure_containerd.o: $(BUILD)/containerd-handlers.h \
+	$(BUILD)/containerd-handlers-v3.h
 
 # The skeleton and the ABI header are generated: make them before anything
 # that includes them.

@@ -227,37 +227,55 @@ case_wrapper_cgroupns() {
 ct_case containerd/wrapper-adds-cgroupns case_wrapper_cgroupns
 
 # containerd 2.x (#41): `config dump` says version 3 and an import merges
-# table by table (mergeConfig, mergo with override).  nsguard configure edits
-# config.toml in place for 1.6/1.7's layout only and refuses 2.x's, naming
-# the drop-in to use; that drop-in, examples/containerd/
-# nsguard-runtimes-v3.toml, is merged by this containerd with the node's runc
-# handler and its settings intact (containerd's own reading; no daemon).
+# key by key (mergeConfig, mergo with override).  nsguard configure writes
+# its block into a version 3 config.toml in 2.x's layout (and no drop-in):
+# this containerd's own reading keeps the node's runc handler with its
+# SystemdCgroup = true, adds the three with it, and after unconfigure the
+# file is byte for byte what it was.  nsguard-runtimes-v3.toml works as a
+# drop-in by itself too; configure then refuses to write a second copy
+# (containerd's own reading; no daemon).
 case_v3() {
 	local cf=$CT_WORK/configure-v3 dump want t="plugins.'io.containerd.cri.v1.runtime'.containerd" out
-	rm -rf "$cf" && mkdir -p "$cf/conf.d" || return 1
+	rm -rf "$cf" && mkdir -p "$cf/conf.d" "$cf/bin" || return 1
+	# The wrapper's three links, as make install makes them.
+	for l in nsguard-runtime nsguard-runtime-audit nsguard-runtime-allow; do
+		ln -s "$(readlink -f "$NSGUARD")" "$cf/bin/$l" || return 1
+	done
 	containerd config default >"$cf/config.toml" || return 1
 	grep -q '^imports = \[\]$' "$cf/config.toml" || { CT_WHY="config default has no 'imports = []'"; return 1; }
 	sed -i "s|^imports = \[\]$|imports = ['$cf/conf.d/*.toml']|; s|SystemdCgroup = false|SystemdCgroup = true|" \
 		"$cf/config.toml"
 	cp "$cf/config.toml" "$cf/config.before"
-	out=$("$NSGUARD" configure --bindir "$CD/bin" --file "$cf/config.toml" containerd 2>&1) &&
-		{ CT_WHY="configure accepted a version 3 config: $out"; return 1; }
-	[[ $out == *"is not config version 2"*"nsguard-runtimes-v3.toml"* ]] ||
-		{ CT_WHY="configure's refusal: $out"; return 1; }
-	cmp -s "$cf/config.toml" "$cf/config.before" || { CT_WHY="the refusal changed config.toml"; return 1; }
-	sed "s|@BINDIR@|$CD/bin|" "$NSG_REPO/examples/containerd/nsguard-runtimes-v3.toml.in" \
+	out=$("$NSGUARD" configure --bindir "$cf/bin" --file "$cf/config.toml" containerd 2>&1) ||
+		{ CT_WHY="configure on a version 3 config: $out"; return 1; }
+	[ -z "$(ls -A "$cf/conf.d")" ] || { CT_WHY="configure wrote into conf.d: $(ls "$cf/conf.d")"; return 1; }
+	dump=$(containerd --config "$cf/config.toml" config dump 2>&1) ||
+		{ CT_WHY="config dump after configure: $(tail -n 2 <<<"$dump")"; return 1; }
+	for want in "[$t.runtimes.runc]" "[$t.runtimes.nsguard]" "[$t.runtimes.nsguard-audit]" \
+		"BinaryName = '$cf/bin/nsguard-runtime-audit'" "default_runtime_name = 'runc'"; do
+		grep -qF -- "$want" <<<"$dump" || { CT_WHY="the configured config lacks $want"; return 1; }
+	done
+	for want in runc nsguard-allow; do
+		awk -v t="[$t.runtimes.$want.options]" '$0 ~ /^ *\[/ { on = (index($0, t) > 0) } on' <<<"$dump" |
+			grep -q 'SystemdCgroup = true' || { CT_WHY="$want's options lack SystemdCgroup = true"; return 1; }
+	done
+	out=$("$NSGUARD" unconfigure --bindir "$cf/bin" --file "$cf/config.toml" containerd 2>&1) ||
+		{ CT_WHY="unconfigure: $out"; return 1; }
+	cmp -s "$cf/config.toml" "$cf/config.before" || { CT_WHY="unconfigure left config.toml changed"; return 1; }
+	sed "s|@BINDIR@|$cf/bin|" "$NSG_REPO/examples/containerd/nsguard-runtimes-v3.toml.in" \
 		>"$cf/conf.d/nsguard.toml"
 	dump=$(containerd --config "$cf/config.toml" config dump 2>&1) ||
 		{ CT_WHY="config dump with the drop-in: $(tail -n 2 <<<"$dump")"; return 1; }
-	for want in "[$t.runtimes.runc]" "[$t.runtimes.nsguard]" "[$t.runtimes.nsguard-audit]" \
-		"BinaryName = '$CD/bin/nsguard-runtime-audit'" "default_runtime_name = 'runc'"; do
+	for want in "[$t.runtimes.runc]" "[$t.runtimes.nsguard]" "BinaryName = '$cf/bin/nsguard-runtime-allow'"; do
 		grep -qF -- "$want" <<<"$dump" || { CT_WHY="the merged config lacks $want"; return 1; }
 	done
-	awk -v t="[$t.runtimes.runc.options]" '$0 ~ /^ *\[/ { on = (index($0, t) > 0) } on' <<<"$dump" |
-		grep -q 'SystemdCgroup = true' || { CT_WHY="the node's runc handler lost SystemdCgroup = true"; return 1; }
+	out=$("$NSGUARD" configure --bindir "$cf/bin" --file "$cf/config.toml" containerd 2>&1) &&
+		{ CT_WHY="configure wrote a second copy beside the drop-in: $out"; return 1; }
+	[[ $out == *"defines a handler of nsguard's"* ]] || { CT_WHY="configure's refusal: $out"; return 1; }
+	cmp -s "$cf/config.toml" "$cf/config.before" || { CT_WHY="the refusal changed config.toml"; return 1; }
 }
 if containerd config dump 2>/dev/null | grep -qx 'version = 3'; then
-	ct_case containerd/v3-dropin case_v3
+	ct_case containerd/configure-v3 case_v3
 else
-	skip "ct/containerd/v3-dropin" "$(containerd --version | cut -d' ' -f3): config version 2 (configure-in-place covers it)"
+	skip "ct/containerd/configure-v3" "$(containerd --version | cut -d' ' -f3): config version 2 (configure-in-place covers it)"
 fi

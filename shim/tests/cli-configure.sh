@@ -356,3 +356,108 @@ if command -v containerd >/dev/null; then
 else
 	skip cli/configure/containerd "no containerd binary (make deps-test)"
 fi
+
+# containerd 2.x (config version 3; #41 item 3): the same block in place,
+# in 2.x's layout (plugins."io.containerd.cri.v1.runtime"), read by 2.x's
+# own `config dump` (Debian unstable's containerd of the current guest
+# userland, build/rootfs-current, run here for its config commands alone:
+# no daemon, no bpf()).
+C2=${NSG_CONTAINERD2:-$NSG_REPO/build/rootfs-current/usr/bin/containerd}
+if [ -x "$C2" ] && "$C2" --version >/dev/null 2>&1 && "$C2" config default 2>/dev/null | grep -qx 'version = 3'; then
+	V=$t/ctd3
+	mkdir -p "$V/conf.d"
+	chmod 755 "$V" "$V/conf.d"
+	T3="plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes"
+	# A node's 2.x config.toml: imports conf.d (relative, as 2.x resolves
+	# it), runc with SystemdCgroup = true, a registry credential last.
+	"$C2" config default | sed "s|^imports = \[\]|imports = ['conf.d/*.toml']|; s|SystemdCgroup = false|SystemdCgroup = true|" \
+		>"$V/config.toml"
+	printf "\n[plugins.'io.containerd.cri.v1.images'.registry.configs.'r.example'.auth]\n  password = 'S3CRET-TOKEN'\n" \
+		>>"$V/config.toml"
+	chmod 640 "$V/config.toml"
+	cp -p "$V/config.toml" "$t/v3-before"
+	c3() { run "$NSG" "$1" --containerd "$C2" --bindir "$t/bin" --file "$V/config.toml" "${@:2}" containerd; }
+	dump3() { "$C2" --config "$V/config.toml" config dump 2>/dev/null; }
+	# opts HANDLER KEY: KEY's line in the dump's HANDLER.options table.
+	opts() { awk -v t="[$T3.$1.options]" '/^ *\[/ { on = ($1 == t) } on' <(dump3) | grep -x " *$2 = .*" | sed 's/^ *//'; }
+
+	c3 configure --dry-run
+	check containerd2-dry-run '[ "$rc" = 0 ] && [ "$(grep -c "^+    BinaryName = \"$t/bin/nsguard-runtime[a-z-]*\"$" <<<"$out")" = 3 ] &&
+		[ "$(grep -c "^+\[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.nsguard[a-z-]*\]$" <<<"$out")" = 3 ] &&
+		[ "$(grep -c "^+    SystemdCgroup = true$" <<<"$out")" = 3 ] && ! grep -q "grpc.v1.cri" <<<"$out"'
+	# Only nsguard's keys: every added line is the block's, none of the node's.
+	check containerd2-dry-run-only-own-keys '! grep -q "S3CRET\|pinned_images\|registry\|SystemdCgroup = false" <<<"$out$err" &&
+		[ "$(grep "^+" <<<"$out" | grep -v "^+++" | grep -vc "^+\($\|#\| *\[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.nsguard\|  runtime_type = \|  pod_annotations = \|    BinaryName = \|    SystemdCgroup = \)")" = 0 ]'
+	check containerd2-dry-run-writes-nothing 'cmp -s "$V/config.toml" "$t/v3-before" && [ "$(ls -A "$V")" = "$(printf "conf.d\nconfig.toml")" ]'
+
+	c3 configure
+	diff "$t/v3-before" "$V/config.toml" >"$t/diff3"
+	check containerd2-configure '[ "$rc" = 0 ] && [ "$(opts nsguard BinaryName)" = "BinaryName = '\''$t/bin/nsguard-runtime'\''" ] &&
+		[ "$(opts nsguard-audit BinaryName)" = "BinaryName = '\''$t/bin/nsguard-runtime-audit'\''" ] &&
+		[ "$(opts nsguard-allow BinaryName)" = "BinaryName = '\''$t/bin/nsguard-runtime-allow'\''" ] &&
+		[ "$(opts nsguard-allow SystemdCgroup)" = "SystemdCgroup = true" ] && [ "$(stat -c %a "$V/config.toml")" = 640 ]'
+	# The node's own settings as 2.x reads them, and only lines added.
+	check containerd2-keeps-node '[ "$(opts runc SystemdCgroup)" = "SystemdCgroup = true" ] &&
+		dump3 | grep -qx " *default_runtime_name = '\''runc'\''" && dump3 | grep -qx " *password = '\''S3CRET-TOKEN'\''" &&
+		! grep -q "^<" "$t/diff3" && [ "$(grep -c "^>" "$t/diff3")" = 23 ] && ! grep -q "^>.*S3CRET" "$t/diff3"'
+	# shellcheck disable=SC2034 # read by the condition
+	md5=$(md5sum <"$V/config.toml")
+	c3 configure
+	check containerd2-idempotent '[ "$rc" = 0 ] && [[ $out == *"already configured"* ]] && [ "$(md5sum <"$V/config.toml")" = "$md5" ]'
+	# The admin's later edits are read with the handlers.
+	sed -i 's/S3CRET-TOKEN/ROTATED-TOKEN/' "$V/config.toml"
+	check containerd2-sees-later-edits 'dump3 | grep -qx " *password = '\''ROTATED-TOKEN'\''" && ! dump3 | grep -q S3CRET &&
+		[ "$(opts nsguard BinaryName)" = "BinaryName = '\''$t/bin/nsguard-runtime'\''" ]'
+	# 2.x merges an import key by key: one with CRI settings is no
+	# conflict (its key and the handlers are both read)...
+	printf "version = 3\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n  sandbox = 'other:1'\n" >"$V/conf.d/admin.toml"
+	check containerd2-merges-cri-import 'dump3 | grep -qx " *sandbox = '\''other:1'\''" &&
+		[ "$(opts nsguard-audit BinaryName)" = "BinaryName = '\''$t/bin/nsguard-runtime-audit'\''" ]'
+	c3 unconfigure
+	sed 's/S3CRET-TOKEN/ROTATED-TOKEN/' "$t/v3-before" >"$t/want3"
+	check containerd2-unconfigure-exact '[ "$rc" = 0 ] && cmp -s "$V/config.toml" "$t/want3" && [ "$(stat -c %a "$V/config.toml")" = 640 ]'
+	c3 configure
+	check containerd2-cri-import-accepted '[ "$rc" = 0 ] && [ "$(opts nsguard BinaryName)" = "BinaryName = '\''$t/bin/nsguard-runtime'\''" ]'
+	c3 unconfigure
+	rm "$V/conf.d/admin.toml"
+	# ... but one defining a handler of nsguard's would be merged over the
+	# block's: refused (dry run too), unchanged; unconfigure is not held up.
+	sed "s|@BINDIR@|/elsewhere|" "$NSG_REPO/examples/containerd/nsguard-runtimes-v3.toml.in" >"$V/conf.d/nsguard.toml"
+	c3 configure --dry-run
+	check containerd2-dry-run-checks-imports '[ "$rc" = 1 ] && [[ $err == *"conf.d/nsguard.toml, which"*"defines a handler of nsguard'"'"'s"* ]]'
+	c3 configure
+	check containerd2-refuses-handler-import '[ "$rc" = 1 ] && [[ $err == *"would merge it over config.toml'"'"'s"* ]] && cmp -s "$V/config.toml" "$t/want3"'
+	rm "$V/conf.d/nsguard.toml"
+	# --extra: of config.toml's version only (2.x would not read version 2
+	# tables in a version 3 file as the handler).
+	sed "s|@CONTAINERDDIR@|$V|" "$NSG_REPO/examples/containerd/nsguard-base-spec.toml.in" >"$t/spec-v2.toml"
+	sed "s|@CONTAINERDDIR@|$V|" "$NSG_REPO/examples/containerd/nsguard-base-spec-v3.toml.in" >"$t/spec-v3.toml"
+	c3 configure --extra "$t/spec-v2.toml"
+	check containerd2-refuses-v2-extra '[ "$rc" = 1 ] && [[ $err == *"not config version 3"* ]] && cmp -s "$V/config.toml" "$t/want3"'
+	c3 configure --extra "$t/spec-v3.toml"
+	check containerd2-extra '[ "$rc" = 0 ] && dump3 | grep -qx " *base_runtime_spec = '\''$V/nsguard-base-spec-v3.json'\''"'
+	c3 unconfigure
+	check containerd2-unconfigure-extra '[ "$rc" = 0 ] && cmp -s "$V/config.toml" "$t/want3"'
+	# A version 2 config.toml under 2.x: the version 2 tables, which 2.x
+	# migrates; its dump (version 3) shows them.
+	containerd_v2=$(command -v containerd || true)
+	if [ -n "$containerd_v2" ]; then
+		"$containerd_v2" config default >"$V/config.toml"
+	else
+		printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "runc"\n' >"$V/config.toml"
+	fi
+	cp -p "$V/config.toml" "$t/v2on2-before"
+	c3 configure
+	check containerd2-v2-file '[ "$rc" = 0 ] && [ "$(opts nsguard BinaryName)" = "BinaryName = '\''$t/bin/nsguard-runtime'\''" ] &&
+		grep -qx "\[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nsguard\]" "$V/config.toml" &&
+		! grep -q "cri.v1.runtime" "$V/config.toml"'
+	c3 unconfigure
+	check containerd2-v2-file-unconfigure '[ "$rc" = 0 ] && cmp -s "$V/config.toml" "$t/v2on2-before"'
+	# No version line (containerd reads version 1): refused, unchanged.
+	grep -v '^version = ' "$t/v3-before" >"$V/config.toml"
+	cp -p "$V/config.toml" "$t/nover-before"
+	c3 configure
+	check containerd2-refuses-no-version '[ "$rc" = 1 ] && [[ $err == *"not config version 2 or 3"*"says 0"* ]] && cmp -s "$V/config.toml" "$t/nover-before"'
+else
+	skip cli/configure/containerd2 "no containerd 2.x at $C2 (make rootfs-current, or NSG_CONTAINERD2=PATH)"
+fi
