@@ -569,18 +569,19 @@ int scope_host_caps(const char *proc_root, const struct oci_state *st)
 	 * drops down to process.capabilities only after the createRuntime
 	 * hooks, and reads the same config.json, read the same way.
 	 */
-	/* Review: the disk under nsguard's config and binary, written raw. */
-	if (st->devices_open)
-		return nsg_fail(EPERM,
-				"the container runs in the host's user namespace, and config.json %s "
-				"lets it read or write every block device or every char device (the "
-				"device cgroup its runtime installs): as the host's root it could "
-				"write the disk under nsguard's configuration and binary; allow only "
-				"the char devices it needs (by major), or set host-capabilities = "
-				"allow in nsguard.conf",
-				st->devices_open);
-	if (!(bnd & CAPS_DETACH) || !st->caps_detach)
+	if (!(bnd & CAPS_DETACH) || !st->caps_detach) {
+		/* Review: the disk under nsguard's config and binary, written raw. */
+		if (st->devices_open)
+			return nsg_fail(EPERM,
+					"the container runs in the host's user namespace, and config.json %s "
+					"lets it read or write every block device or every char device (the "
+					"device cgroup its runtime installs): as the host's root it could "
+					"write the disk under nsguard's configuration and binary; allow only "
+					"the char devices it needs (by major), or set host-capabilities = "
+					"allow in nsguard.conf",
+					st->devices_open);
 		return 0;
+	}
 	return nsg_fail(EPERM,
 			"the container runs in the host's user namespace with CAP_SYS_ADMIN, "
 			"CAP_BPF, CAP_SYS_MODULE, CAP_SYS_RAWIO or CAP_DAC_READ_SEARCH (config.json "
