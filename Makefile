@@ -177,7 +177,7 @@ check: | deps-quiet
 	integration/phases run rootfs-current-download integration/build-rootfs current \
 		>$(RESULTS)/rootfs-current-download.out 2>&1 & rootfs=$$!; \
 	$(PARALLEL_PARTS) check-early || true; \
-	integration/run-part $(RESULTS) build $(MAKE) all $(GUEST_DEPS) || true; \
+	integration/run-part --step $(RESULTS) build $(MAKE) all $(GUEST_DEPS) || true; \
 	if grep -q '^FAIL: ' $(RESULTS)/kernel.log $(RESULTS)/build.log; then \
 		echo "FAIL: check/guest-parts: not run, the kernel or the build failed (see above)" | \
 			tee $(RESULTS)/check.log; \
@@ -193,7 +193,7 @@ check-early: check-kernel $(CHECK_HOST_PARTS)
 check-late: $(CHECK_PARTS)
 
 check-kernel:
-	$(Q)integration/run-part $(RESULTS) kernel $(MAKE) kernel
+	$(Q)integration/run-part --step $(RESULTS) kernel $(MAKE) kernel
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

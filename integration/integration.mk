@@ -39,7 +39,7 @@ OTHER_KERNEL_SUITES ?= basic seed core guard containers escape views failure cou
 OTHER_KERNEL_CLIENTS ?= cri agent-peer
 .PHONY: check-kernel-6.12 check-guest-6.12
 check-kernel-6.12: | $(RESULTS)
-	$(Q)integration/run-part $(RESULTS) kernel-6.12 $(MAKE) kernel KERNEL_VERSION=6.12
+	$(Q)integration/run-part --step $(RESULTS) kernel-6.12 $(MAKE) kernel KERNEL_VERSION=6.12
 check-guest-6.12: all $(GUEST_DEPS) check-kernel-6.12 | $(RESULTS)
 	$(Q)integration/run-part $(RESULTS) guest-6.12 \
 		$(VM_RUN) -q --kernel $(abspath $(BUILD)/kernel-6.12/bzImage) --timeout $(GUEST_TIMEOUT) \
