@@ -164,7 +164,8 @@ CHECK_HOST_PARTS := check-unit check-lint
 # a prerequisite that is a job of its own (deps-quiet): make would give that
 # job's slot to a later part.
 CHECK_PARTS := check-kernel-6.12 check-clients-runc check-clients-node check-guest check-guest-6.12 \
-	check-rootfs-current check-clients-current-node check-clients-current-agent check-clients-current-podman \
+	check-rootfs-current check-clients-current-node check-clients-current-agent check-clients-current-runc \
+	check-clients-current-podman \
 	check-concurrency check-clients-cri check-kselftest check-kselftest-6.12 check-clients-agent \
 	check-clients-podman check-host \
 	check-node check-lsm-off \
