@@ -164,7 +164,7 @@ $(CURRENT_PARTS): check-clients-current-%: all $(GUEST_DEPS) check-kernel-6.12 c
 # guests side by side: runc 527 s, 160 passed and 3 skipped; crun 489 s, 168
 # passed), so make check runs where the current runtimes differ: runc's
 # views (runc 1.3's mounts) and failure (its own refusals) and crun's views
-# (1.2x's open_tree binds), about 4m30s.  The whole:
+# (1.2x's open_tree binds): 318 s, 100 passed, 3 skipped.  The whole:
 #   make check-clients-current-runc CURRENT_RUNC_SCRIPTS= CURRENT_RUNC_PRESTART_CASES= \
 #	CURRENT_CRUN_SUITES='containers escape views lifecycle failure count-learn'
 # (an empty CURRENT_RUNC_* is client-runc.sh's default: every script and case).
