@@ -457,6 +457,81 @@ case_devtmpfs() {
 	ct_gone "$id" ""
 }
 ct_case views/devtmpfs-refused case_devtmpfs
+# Review (wt-n): other shapes of views/rshared-overmount-stops-node, each
+# leaving the tenant's tmpfs over the host's /run/nsguard/containers and every
+# later start refused: detach_propagated runs only when the hook reaches
+# mounts_check, and in one pass over ours.  propdos_variant NAME OPTION...:
+# the attacker's bundle gets OPTION... on top of the rshared bind and tmpfs.
+#   stacked: a second tmpfs at the same destination (the lower copy in ours
+#     is not the top one when it is tried: ESTALE, it stays);
+#   sysadmin: CAP_SYS_ADMIN (scope_host_caps refuses before scope_resolve);
+#   failing-mount: a later mounts entry the runtime cannot mount (no hook runs).
+propdos_variant() {
+	local id=propdos-$1-$S nb=propdos-$1-nb-$S rc=0 shared=0 landed
+	shift
+	grep -q ' /run .*shared:' /proc/self/mountinfo && shared=1
+	[ $shared = 1 ] || mount --make-shared /run || { CT_WHY="cannot share /run"; return 1; }
+	ct_bundle "$id" --errno EACCES --linux-extra '"rootfsPropagation": "rshared",' \
+		--mount "$(bind /run /v rbind rw)" \
+		--mount '{"destination": "/v/nsguard/containers", "type": "tmpfs", "source": "tmpfs", "options": ["size=64k"]}' \
+		"$@" -- true || rc=1
+	[ $rc = 0 ] && ct_run "$id"
+	landed=$(grep -c ' /run/nsguard/containers ' /proc/self/mountinfo)
+	ct_bundle "$nb" --errno EACCES -- nsg-userns unshare || rc=1
+	[ $rc = 0 ] && ct_run "$nb"
+	local nb_out=$CT_OUT nb_rc=$CT_RC
+	while grep -q ' /run/nsguard/containers ' /proc/self/mountinfo; do umount -l /run/nsguard/containers || break; done
+	while grep -q " $CT_ROOTFS/v " /proc/self/mountinfo; do umount -l "$CT_ROOTFS/v" || break; done
+	[ $shared = 1 ] || mount --make-private /run
+	[ $rc = 0 ] || return 1
+	[ "$landed" = 0 ] || { CT_WHY="$landed tenant mount(s) stayed over the host's /run/nsguard/containers;"; rc=1; }
+	[[ $nb_out == *"unshare: fail errno=EACCES"* ]] ||
+		{ CT_WHY+=" the neighbour: exit $nb_rc, ${nb_out//$'\n'/|}"; rc=1; }
+	return $rc
+}
+ct_case views/rshared-overmount-stacked propdos_variant stacked \
+	--mount '{"destination": "/v/nsguard/containers", "type": "tmpfs", "source": "tmpfs", "options": ["size=64k"]}'
+ct_case views/rshared-overmount-sysadmin propdos_variant sysadmin --cap CAP_SYS_ADMIN
+ct_case views/rshared-overmount-failing-mount propdos_variant failmnt \
+	--mount '{"destination": "/w", "type": "bind", "source": "/nonexistent-nsguard-review", "options": ["bind"]}'
+
+# Review (wt-n): device rules as the runtimes read them, not as written:
+# runc's and crun's cgroup v2 filters take any negative major as "every
+# major" (hasMajor := Major >= 0; has_major = major >= 0), and crun reads
+# only the type's first character (type[0]: "block" is b, anything but a/b
+# is c).  device_rule_open counts only -1 and the exact strings.  (The
+# guest has no disk: a block node the container makes, opened past the
+# device cgroup, fails with something other than EPERM.)
+devices_variant() {
+	local id=devrule-$1-$S rule=$2
+	# shellcheck disable=SC2016 # the container's shell expands it
+	ct_bundle "$id" --errno EACCES \
+		--linux-extra '"resources": {"devices": ['"$rule"']},' \
+		--mount '{"destination": "/p", "type": "devtmpfs", "source": "devtmpfs"}' \
+		-- sh -c 'echo "nsguard-review: written from a container" >/p/kmsg && echo KMSG-WRITTEN; busybox mknod /dev/nsg-blk b 7 0 && { busybox head -c 1 /dev/nsg-blk >/dev/null 2>/tmp/e; grep -q "not permitted" /tmp/e || echo "BLOCK-READ (past the device cgroup: $(cat /tmp/e))"; }; nsg-userns unshare' || return 1
+	ct_run "$id"
+	[[ $CT_OUT != *KMSG-WRITTEN* && $CT_OUT != *BLOCK-READ* ]] || { CT_WHY="it ran: $(ct_tail)"; return 1; }
+	want_run "$CRUN output" "$CT_RC" "*nsguard: *config.json linux.resources.devices\[0\] lets it read or write*" ||
+		return 1
+	ct_gone "$id" ""
+}
+ct_case views/devices-negative-major devices_variant negmajor '{"allow": true, "type": "c", "major": -2, "access": "rw"}'
+ct_case views/devices-type-word devices_variant typeword '{"allow": true, "type": "block", "access": "rw"}'
+ct_case views/devices-type-char-word devices_variant charword '{"allow": true, "type": "char", "access": "rw"}'
+# The control: the same probes under crun's own rules (a deny-all in front)
+# fail at the device cgroup, so the cases above show the rules' doing.
+case_devices_control() {
+	local id=devrule-control-$S
+	ct_bundle "$id" --errno EACCES \
+		--linux-extra '"resources": {"devices": [{"allow": false, "access": "rwm"}]},' \
+		--mount '{"destination": "/p", "type": "devtmpfs", "source": "devtmpfs"}' \
+		-- sh -c 'echo x >/p/kmsg && echo KMSG-WRITTEN; busybox mknod /dev/nsg-blk b 7 0 && { busybox head -c 1 /dev/nsg-blk >/dev/null 2>/tmp/e; grep -q "not permitted" /tmp/e && echo BLOCK-DENIED; }; nsg-userns unshare' || return 1
+	ct_run "$id"
+	[[ $CT_OUT != *KMSG-WRITTEN* && $CT_OUT == *BLOCK-DENIED* ]] || { CT_WHY="control: $(ct_tail)"; return 1; }
+	want_run "the control" 1 "unshare: fail errno=EACCES"
+}
+ct_case views/devices-control case_devices_control
+
 # --- the neighbour started first is still guarded after every attempt above.
 case_neighbour() {
 	local id=$NEIGHBOUR cgid
