@@ -35,6 +35,7 @@ struct mnt {
 	const char *majmin, *root, *point, *opts, *fstype, *super;
 	bool added; /* a mount the runtime made for the container */
 	bool judged; /* reachable from the container */
+	bool gone; /* ours: detached by detach_propagated (still a copy's match in theirs) */
 };
 
 struct table {
@@ -691,7 +692,7 @@ static int state_not_covered(const struct table *ours, const struct mounts_ctx *
 
 	for (size_t i = 0; i < ours->n; i++)
 		for (size_t k = 0; k < ARRAY_SIZE(dirs); k++)
-			if (dirs[k] && at_or_below(ours->m[i].point, dirs[k]))
+			if (!ours->m[i].gone && dirs[k] && at_or_below(ours->m[i].point, dirs[k]))
 				return nsg_fail(EPERM,
 						"nsguard's %.200s has a mount at %.200s in the hook's "
 						"own mount namespace: it is not the state nsguard "
@@ -702,41 +703,48 @@ static int state_not_covered(const struct table *ours, const struct mounts_ctx *
 }
 
 /*
- * Detach the mounts of ours at or below nsguard's run, pin and config
- * directories that are peers of a mount of theirs: the container's runtime
- * mounted them there through a shared rootfsPropagation (its mount is their
- * peer group's other member), before any hook could refuse it.  Left, they
- * would refuse every later start (state_not_covered).  *changed when one was.
+ * Detach mounts of ours over nsguard's state, at every start: nothing is
+ * ever mounted at or below its run or pin directory (state_not_covered), so
+ * one there is a tenant's, propagated onto the host through a shared
+ * rootfsPropagation before any hook (its own hook may never run, or refuse
+ * before this: review), and left it would refuse every later start.  At or
+ * below the config directory only a peer of one of theirs is detached (the
+ * config was read before this: any other mount there stays a refusal).
+ * The top mount at a point goes first; *changed when one did.
  */
-static int detach_propagated(const struct table *theirs, const struct table *ours,
+static int detach_propagated(const struct table *theirs, struct table *ours,
 			     const struct mounts_ctx *c, bool *changed)
 {
 	cleanup_free char *config_dir = parent_of(c->config);
-	const char *const dirs[] = { c->run_dir, c->pin_dir, config_dir };
 
 	*changed = false;
 	if (c->config && !config_dir)
 		return nsg_fail(ENOMEM, "out of memory");
 	for (size_t i = 0; c->detach && i < ours->n; i++) {
-		const struct mnt *o = &ours->m[i];
+		struct mnt *o = &ours->m[i];
 		const struct mnt *peer = NULL;
-		bool there = false;
+		bool under = false;
+		bool state = (c->run_dir && at_or_below(o->point, c->run_dir)) ||
+			     (c->pin_dir && at_or_below(o->point, c->pin_dir));
 
-		for (size_t k = 0; k < ARRAY_SIZE(dirs); k++)
-			there = there || (dirs[k] && at_or_below(o->point, dirs[k]));
-		for (size_t j = 0; there && o->shared && !peer && j < theirs->n; j++)
-			if (theirs->m[j].shared == o->shared)
-				peer = &theirs->m[j];
-		if (!peer)
-			continue;
+		if (!state && config_dir && at_or_below(o->point, config_dir))
+			for (size_t j = 0; o->shared && !peer && j < theirs->n; j++)
+				if (theirs->m[j].shared == o->shared)
+					peer = &theirs->m[j];
+		for (size_t k = 0; k < ours->n && !under; k++)
+			under = !ours->m[k].gone && ours->m[k].parent == o->id &&
+				strcmp(ours->m[k].point, o->point) == 0;
+		if (o->gone || (!state && !peer) || under)
+			continue; /* the one on top first: the next pass reaches this one */
 		if (c->detach(o->point, o->id, c->data) < 0) {
 			nsg_warn("%s; it stays", nsg_last_error());
 			continue;
 		}
-		nsg_warn("detached the mount at %.200s from nsguard's state: a peer (shared:%lu) "
-			 "of the container's mount at %.200s, mounted onto the host through "
-			 "rootfsPropagation before the hook",
-			 o->point, o->shared, peer->point);
+		nsg_warn("detached the mount at %.200s from nsguard's state: nothing of "
+			 "nsguard's is mounted there (a container's, propagated onto the host "
+			 "through rootfsPropagation%s%.200s)",
+			 o->point, peer ? ", a peer of its mount at " : "", peer ? peer->point : "");
+		o->gone = true;
 		*changed = true;
 	}
 	return 0;
@@ -773,16 +781,17 @@ int mounts_check_files(const char *theirs_path, const char *ours_path, const str
 		err = table_read(ours_path, &ours);
 	else
 		ours = (struct table){ 0 };
-	if (!err) {
+	/*
+	 * Until a pass detaches nothing (stacked ones come off top first).
+	 * The table stays as read: theirs was copied with those mounts in it,
+	 * and its copies of them are no mounts its runtime added.
+	 */
+	for (int pass = 0; !err && pass < 16; pass++) {
 		bool changed = false;
 
 		err = detach_propagated(&theirs, &ours, c, &changed);
-		if (!err && changed) {
-			table_free(&ours);
-			err = table_read(ours_path, &ours);
-			if (err)
-				ours = (struct table){ 0 };
-		}
+		if (err || !changed)
+			break;
 	}
 	if (!err)
 		err = mark_added(&theirs, &ours);

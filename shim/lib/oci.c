@@ -480,18 +480,63 @@ static int add_paths(const struct jv *lx, const char *key, char ***out, size_t *
  * The device rules the runtime turns into the container's device cgroup
  * (runc and crun alike: linux.resources.devices as written, an allow rule
  * for each linux.devices entry, then their own char-device defaults).  Any
- * allow rule that reads or writes a block device (type "b", or "a", the
- * default) or every char device (no major, or -1) opens what a host-root
+ * allow rule that reads or writes a block device (any type but "c": crun
+ * reads "block" and "all" by their first letter), every char device (no
+ * major, or a negative one) or a char face of a disk (sg, bsg, NVMe's
+ * generic nodes, mtd, ubi: char_major_is_disk) opens what a host-root
  * container could write under nsguard's state (the disk) or the kernel's.
  * Later deny rules are not weighed: such a list is refused.  A rule of an
  * odd shape counts as open: the runtime would refuse it or read it widely.
  */
+/*
+ * Char devices that are a disk's other face (review): SCSI generic and bsg
+ * send SCSI WRITE, NVMe's generic nodes I/O writes, through a descriptor
+ * opened for writing; mtd and ubi are flash.  Their majors, from the
+ * kernel's /proc/devices (most are dynamic), read once.
+ */
+static bool char_major_is_disk(double major)
+{
+	static const char *const names[] = { "sg", "bsg", "nvme-generic", "nvme", "mtd", "ubi" };
+	static long majors[32];
+	static int n = -1;
+
+	if (n < 0) {
+		cleanup_fclose FILE *f = fopen("/proc/devices", "re");
+		char line[128], name[64];
+		bool chars = false;
+		long m;
+
+		n = 0;
+		majors[n++] = 21; /* sg */
+		majors[n++] = 90; /* mtd */
+		while (f && fgets(line, sizeof(line), f)) {
+			if (strncmp(line, "Character", 9) == 0 || strncmp(line, "Block", 5) == 0) {
+				chars = line[0] == 'C';
+				continue;
+			}
+			if (!chars || sscanf(line, "%ld %63s", &m, name) != 2)
+				continue;
+			for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+				if (strncmp(name, names[i], strlen(names[i])) == 0 &&
+				    n < (int)ARRAY_SIZE(majors))
+					majors[n++] = m;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if ((double)majors[i] == major)
+			return true;
+	return false;
+}
+
 static bool device_rule_open(const struct jv *r, const char *kind)
 {
 	const struct jv *allow = jv_get(r, "allow"), *type = jv_get(r, "type"),
 			*major = jv_get(r, "major"), *access = jv_get(r, "access");
 	const char *t = jv_is_string(type) && type->str ? type->str : NULL;
-	bool any_major = !major || jv_is_null(major) || (jv_is_number(major) && major->num == -1);
+	/* runc and crun: any negative major is every major (crun: an int, so 2^32-1 too). */
+	bool any_major = !major || jv_is_null(major) ||
+			 (jv_is_number(major) && (major->num < 0 || major->num >= 2147483648.0));
+	bool disk = jv_is_number(major) && char_major_is_disk(major->num);
 
 	if (!jv_is_object(r) || (type && !jv_is_null(type) && !t) ||
 	    (major && !jv_is_null(major) && !jv_is_number(major)) ||
@@ -503,13 +548,14 @@ static bool device_rule_open(const struct jv *r, const char *kind)
 		if (jv_is_string(access) && access->str && access->str[0] &&
 		    !strpbrk(access->str, "rw"))
 			return false; /* mknod only */
-		if (!t || !t[0] || strcmp(t, "a") == 0 || strcmp(t, "b") == 0 ||
-		    (strcmp(t, "c") == 0 && any_major))
+		/* crun reads the first letter of any word ("block", "char"), runc
+		 * refuses all but these: only "c" by name is taken as char. */
+		if (!t || strcmp(t, "c") != 0)
 			return true;
-		return false;
+		return any_major || disk;
 	}
-	/* linux.devices: a node made and allowed rwm. */
-	return t && strcmp(t, "b") == 0;
+	/* linux.devices: a node made and allowed rwm ("u" is unbuffered char). */
+	return !t || (strcmp(t, "c") != 0 && strcmp(t, "u") != 0 && strcmp(t, "p") != 0) || disk;
 open:
 	return true;
 }

@@ -574,11 +574,12 @@ int scope_host_caps(const char *proc_root, const struct oci_state *st)
 		if (st->devices_open)
 			return nsg_fail(EPERM,
 					"the container runs in the host's user namespace, and config.json %s "
-					"lets it read or write every block device or every char device (the "
-					"device cgroup its runtime installs): as the host's root it could "
-					"write the disk under nsguard's configuration and binary; allow only "
-					"the char devices it needs (by major), or set host-capabilities = "
-					"allow in nsguard.conf",
+					"lets it read or write a block device, every char device or a disk's "
+					"char face (sg, bsg, NVMe generic, mtd: the device cgroup its runtime "
+					"installs): as the host's root it could write the disk under "
+					"nsguard's configuration and binary; allow only the char devices it "
+					"needs, by type \"c\" and major, or set host-capabilities = allow "
+					"in nsguard.conf",
 					st->devices_open);
 		return 0;
 	}

@@ -445,6 +445,19 @@ static const struct {
 	{ "block-node", "{\"devices\":[{\"path\":\"/dev/fuse\",\"type\":\"c\",\"major\":10,\"minor\":229},"
 	  "{\"path\":\"/dev/sda\",\"type\":\"b\",\"major\":8,\"minor\":0}]}",
 	  "linux.devices[1]" },
+	/* Review: as runc and crun read them. */
+	{ "negative-major", "{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"c\",\"major\":-2,\"access\":\"rw\"}]}}",
+	  "linux.resources.devices[0]" },
+	{ "major-2-to-the-32-minus-1", "{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"c\",\"major\":4294967295,\"access\":\"rw\"}]}}",
+	  "linux.resources.devices[0]" },
+	{ "type-word-block", "{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"block\",\"major\":8,\"access\":\"rw\"}]}}",
+	  "linux.resources.devices[0]" },
+	{ "type-word-char", "{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"char\",\"major\":1,\"access\":\"rw\"}]}}",
+	  "linux.resources.devices[0]" },
+	{ "scsi-generic", "{\"resources\":{\"devices\":[{\"allow\":true,\"type\":\"c\",\"major\":21,\"access\":\"rw\"}]}}",
+	  "linux.resources.devices[0]" },
+	{ "scsi-generic-node", "{\"devices\":[{\"path\":\"/dev/sg0\",\"type\":\"c\",\"major\":21,\"minor\":0}]}",
+	  "linux.devices[0]" },
 	{ "char-node", "{\"devices\":[{\"path\":\"/dev/fuse\",\"type\":\"c\",\"major\":10,\"minor\":229}]}",
 	  NULL },
 };
