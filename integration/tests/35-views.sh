@@ -262,7 +262,9 @@ case_state_overmounted() {
 	[ $rc = 0 ] || return 1
 	want_eq "mounts left over the records" "$left" 0 || return 1
 	want_run "$CRUN output" 1 "unshare: fail errno=EACCES" || return 1
-	want_run "$CRUN output" 1 "*nsguard: detached the mount at /run/nsguard/containers from nsguard's state*"
+	# (runc shows a hook's stderr only when the hook fails.)
+	[[ $CRUN == runc ]] ||
+		want_run "$CRUN output" 1 "*nsguard: detached the mount at /run/nsguard/containers from nsguard's state*"
 }
 ct_case views/state-overmounted-detached case_state_overmounted
 # The bpf() guard refuses a hook run from a guarded cgroup (a runtime inside
@@ -517,6 +519,12 @@ devices_variant() {
 		-- sh -c 'echo "nsguard-review: written from a container" >/p/kmsg && echo KMSG-WRITTEN; busybox mknod /dev/nsg-blk b 7 0 && { busybox head -c 1 /dev/nsg-blk >/dev/null 2>/tmp/e; grep -q "not permitted" /tmp/e || echo "BLOCK-READ (past the device cgroup: $(cat /tmp/e))"; }; nsg-userns unshare' || return 1
 	ct_run "$id"
 	[[ $CT_OUT != *KMSG-WRITTEN* && $CT_OUT != *BLOCK-READ* ]] || { CT_WHY="it ran: $(ct_tail)"; return 1; }
+	# runc refuses a type it does not know itself, before any hook.
+	if [[ $CT_RC != 0 && $CT_OUT == *"invalid cgroup device type"* && $CT_OUT != *"nsguard: "* ]]; then
+		CT_SKIP="$("$CRUN" --version | head -n 1) refuses this device type itself, before nsguard's hook"
+		ct_gone "$id" ""
+		return
+	fi
 	want_run "$CRUN output" "$CT_RC" "*nsguard: *config.json linux.resources.devices\[0\] lets it read or write*" ||
 		return 1
 	ct_gone "$id" ""
