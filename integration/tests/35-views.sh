@@ -342,20 +342,26 @@ ct_case views/userns-readonly-views-guarded case_userns_views
 # sysctl tree itself, and readonlyPaths naming /p/sys (not there: the
 # runtimes skip it) satisfy the /proc/sys check.  kernel.modprobe runs as
 # the host's root.
-case_proc_subtree() {
-	local id=procsub-$S before after
+# modprobe_refused ID GLOB BUNDLE-OPTIONS... -- CMD: the container's CMD
+# tries to set the host's kernel.modprobe (restored after); refused with
+# GLOB, the host's value unchanged, nothing left behind.
+modprobe_refused() {
+	local id=$1 glob=$2 before after
+	shift 2
 	before=$(cat /proc/sys/kernel/modprobe)
-	ct_bundle "$id" --errno EACCES \
-		--ro-paths '["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/p/sys", "/p/sysrq-trigger"]' \
-		--mount "$(bind "$CT_ROOTFS/proc/sys" /p rbind rw)" \
-		-- sh -c 'echo /tmp/nsg-pwned >/p/kernel/modprobe && echo MODPROBE-WRITTEN; nsg-userns unshare' || return 1
+	ct_bundle "$id" --errno EACCES "$@" || return 1
 	ct_run "$id"
 	after=$(cat /proc/sys/kernel/modprobe)
 	echo "$before" >/proc/sys/kernel/modprobe
 	[ "$after" = "$before" ] || { CT_WHY="the container set the host's kernel.modprobe to $after: $(ct_tail)"; return 1; }
-	want_run "$CRUN output" "$CT_RC" "*nsguard: *container's mount at */p is /sys of a proc file system, not a whole one, read-write*" ||
-		return 1
+	want_run "$CRUN output" "$CT_RC" "$glob" || return 1
 	ct_gone "$id" ""
+}
+case_proc_subtree() {
+	modprobe_refused "procsub-$S" "*nsguard: *container's mount at */p is /sys of a proc file system, not a whole one, read-write*" \
+		--ro-paths '["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/p/sys", "/p/sysrq-trigger"]' \
+		--mount "$(bind "$CT_ROOTFS/proc/sys" /p rbind rw)" \
+		-- sh -c 'echo /tmp/nsg-pwned >/p/kernel/modprobe && echo MODPROBE-WRITTEN; nsg-userns unshare'
 }
 ct_case views/proc-subtree-bind-refused case_proc_subtree
 # Review (wt-j): a read-only mount does not hold in a mount namespace its
@@ -394,22 +400,16 @@ ct_case views/userns-ro-remounted-rw case_userns_remount
 # mount stacked at the same point hides that bind, and its own sys is
 # writable (runc makes a bind's ro at once; crun defers it, so runc only).
 case_proc_stacked() {
-	local id=procstk-$S before after d=$CT_WORK/empty-$S
+	local d=$CT_WORK/empty-$S rc=0
 	mkdir -p "$d" || return 1
-	before=$(cat /proc/sys/kernel/modprobe)
-	ct_bundle "$id" --errno EACCES \
+	modprobe_refused "procstk-$S" "*nsguard: *the container's /proc at */p leaves /p/sys writable*" \
 		--ro-paths '["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/p/sysrq-trigger"]' \
 		--mount '{"destination": "/p", "type": "proc", "source": "proc"}' \
 		--mount "$(bind "$d" /p/sys bind ro)" \
 		--mount '{"destination": "/p", "type": "proc", "source": "proc"}' \
-		-- sh -c 'echo /tmp/nsg-pwned >/p/sys/kernel/modprobe && echo MODPROBE-WRITTEN; nsg-userns unshare' || return 1
-	ct_run "$id"
-	after=$(cat /proc/sys/kernel/modprobe)
-	echo "$before" >/proc/sys/kernel/modprobe
+		-- sh -c 'echo /tmp/nsg-pwned >/p/sys/kernel/modprobe && echo MODPROBE-WRITTEN; nsg-userns unshare' || rc=1
 	rmdir "$d"
-	[ "$after" = "$before" ] || { CT_WHY="the container set the host's kernel.modprobe to $after: $(ct_tail)"; return 1; }
-	want_run "$CRUN output" "$CT_RC" "*nsguard: *the container's /proc at */p leaves /p/sys writable*" || return 1
-	ct_gone "$id" ""
+	return $rc
 }
 ct_case views/proc-stacked-over-ro-refused case_proc_stacked
 # Review (wt-j): through the hooks (crun, podman, CRI-O hooks.d: no wrapper
