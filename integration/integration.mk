@@ -179,3 +179,24 @@ check-clients-current-runc: all $(GUEST_DEPS) check-kernel-6.12 check-rootfs-cur
 			integration/guest-suite --prefix current/ "$$@" || rc=1; exit $$rc' - \
 		$(if $(strip $(CURRENT_CRUN_SUITES)),,$(error CURRENT_CRUN_SUITES is empty: that would run every guest script)) \
 		$(CURRENT_CRUN_SUITES)
+
+# runc's own integration suite (Debian's runc source package's bats files,
+# a peer's tests) in the current userland's 6.12 guest, three runs in one
+# boot: plain runc, `nsguard runtime` in front of it in the allow tier, and
+# in the deny tier (tests/peer-runc.sh says what each must show).
+# integration/peer-prep fetches the source package, bats and the two images
+# the tests want into $(NSGUARD_CACHE)/peer (cached by runc's version;
+# nothing downloads in the guest).  make peer-suite: every file, its own
+# results and summary in $(BUILD)/peer-results.  PEER_RUNC_FILES narrows it.
+PEER_TIMEOUT ?= 7200
+PEER_RUNC_FILES ?=
+PEER_RESULTS := $(BUILD)/peer-results
+peer_run = peer=$$(integration/peer-prep $(ROOTFS_CURRENT)) && \
+	integration/run-part $(1) $(2) $(CURRENT_VM_RUN) --timeout $(3) --share $$peer \
+		-- env NSG_PEER=$$peer NSG_PREFIX=current/ PEER_FILES='$(strip $(4))' \
+		PEER_FILTER='$(5)' integration/tests/peer-runc.sh
+.PHONY: peer-suite check-peer-runc
+peer-suite: all check-kernel-6.12 check-rootfs-current
+	$(Q)rm -rf $(PEER_RESULTS) && mkdir -p $(PEER_RESULTS)
+	$(Q)$(call peer_run,$(PEER_RESULTS),peer-runc,$(PEER_TIMEOUT),$(PEER_RUNC_FILES),); \
+		rc=$$?; integration/summarize $(PEER_RESULTS) || rc=1; exit $$rc
