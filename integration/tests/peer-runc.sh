@@ -43,6 +43,7 @@ BY_DESIGN=(
 	$'hooks/runc_create_[second_createRuntime_hook_fails]\tcreateRuntime hook #2: exit status 1\tnsguard\'s createRuntime hook is #0: the bundle\'s second is #2, the test wants #1'
 	$'hooks/runc_create_[hook_fails]\tcreateRuntime hook #2: exit status 1\tnsguard\'s createRuntime hook is #0: the test wants the bundle\'s failing one as #1'
 	$'hooks/runc_run_[hook_fails]\tcreateRuntime hook #2: exit status 1\tnsguard\'s createRuntime hook is #0: the test wants the bundle\'s failing one as #1'
+	$'create/runc_create_[shared_pidns_+_rootless]\tnsguard: container test: the container shares the host\'s pid namespace\tnsguard refuses a host-root container in the host\'s pid namespace'
 	$'kill/kill_KILL_[shared_pidns]\tnsguard: container attached_ctr: the container\'s init is not pid 1 of its pid namespace\tnsguard refuses a host-root container in a shared pid namespace'
 	$'userns/userns_join_external_namespaces_[wrong_userns_owner]\tis a writable sysfs\tnsguard refuses a writable sysfs in a container running as a user namespace\'s root'
 )
