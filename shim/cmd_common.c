@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "agent.h"
@@ -162,6 +163,28 @@ int cmd_set_flag(int opt, const char *arg, void *data)
  * capget and one prctl (hook_caps_needed), not libcap: its constructor
  * alone made six prctl calls in every hook.
  */
+/*
+ * The host's user namespace has a fixed inode (PROC_USER_INIT_INO,
+ * include/linux/proc_ns.h, since Linux 3.8).  Capabilities in any other
+ * user namespace reach no bpf() and no cgroup namespace of the host's:
+ * where a rootless runtime runs the hooks (in the user's own, podman), say
+ * so rather than fail later on an EPERM that names nothing.  Without /proc,
+ * later steps say what is missing.
+ */
+#define PROC_USER_INIT_INO 0xEFFFFFFDU
+
+static int initial_userns(void)
+{
+	struct stat sb;
+
+	if (stat("/proc/self/ns/user", &sb) < 0 || sb.st_ino == PROC_USER_INIT_INO)
+		return 0;
+	return nsg_fail(EPERM, "permission denied: nsguard runs in a user namespace that is not the "
+			       "host's (a rootless runtime runs its hooks in the user's own), where it "
+			       "can attach no guard; as root, guard the user's cgroup with "
+			       "'nsguard attach' instead (nsguard(8), ROOTLESS CONTAINERS)");
+}
+
 int cmd_require_privileges(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -175,7 +198,7 @@ int cmd_require_privileges(void)
 	admin = eff & 1ULL << CAP_SYS_ADMIN;
 	bpf = !(need & ~eff & 1ULL << CAP_BPF);
 	if ((eff & need) == need)
-		return 0;
+		return initial_userns();
 	return nsg_fail(EPERM, "permission denied: nsguard needs CAP_SYS_ADMIN%s (missing: %s%s%s); "
 			       "run it as root",
 			need & 1ULL << CAP_BPF ? " and CAP_BPF" : "", admin ? "" : "CAP_SYS_ADMIN",

@@ -187,3 +187,28 @@ case_configure() {
 		{ CT_WHY="daemon.json differs from the admin's after unconfigure"; return 1; }
 }
 ct_case docker/configure-unconfigure case_configure
+
+# --- docker run --annotation (Docker 24 and later, #41 item 4): the
+# annotation reaches config.json and the wrapper's hook reads it; a tier
+# runtime's own nsguard.io/userns replaces the user's (the admin picks what a
+# runtime name means).  Docker 20.10 has no --annotation.
+dk_annotations() {
+	local v
+	v=$("${DOCKER[@]}" version --format '{{.Server.Version}}' 2>/dev/null)
+	[ "${v%%.*}" -ge 24 ] 2>/dev/null && return 0
+	CT_SKIP="Docker ${v:-?} has no --annotation (Docker 24 and later)"
+	return 1
+}
+case_annotation() {
+	dk_annotations || return 0
+	dk_tier "$@"
+}
+ct_case docker/annotation-allow case_annotation ann-allow nsguard 0 "unshare: ok" \
+	"mode=allow max_depth=32 errno=EPERM base_level=0 attached=true allowed=1 denied=0 audited=0" \
+	"${UNCONFINED[@]}" --annotation nsguard.io/userns=allow
+ct_case docker/annotation-max-depth case_annotation ann-depth nsguard 0 "unshare: ok" \
+	"mode=allow max_depth=1 errno=EPERM base_level=0 attached=true allowed=1 denied=0 audited=0" \
+	"${UNCONFINED[@]}" --annotation nsguard.io/userns=allow --annotation nsguard.io/userns.max-depth=1
+ct_case docker/annotation-tier-wins case_annotation ann-tier nsguard-audit 0 "unshare: ok" \
+	"mode=audit max_depth=32 errno=EPERM base_level=0 attached=true allowed=0 denied=0 audited=1" \
+	"${UNCONFINED[@]}" --annotation nsguard.io/userns=allow

@@ -220,3 +220,140 @@ ct_case podman/admin-forbids-runc pm_refused runc \
 ct_case podman/admin-forbids-crun pm_refused crun \
 	"Error: *crun: error executing hook \`$NSGUARD\` (exit code: 1)*" \
 	"*nsguard\[*\]: container *: annotation nsguard.io/userns=allow *"
+
+# pm_etc FILE LINE...: FILE under /etc with LINEs added, bind-mounted over
+# it for one case (the guest's /etc is read-only); pm_etc_undo drops them.
+PM_ETC=()
+pm_etc() {
+	local f=$1 copy
+	shift
+	[ -f "$f" ] || { CT_SKIP="$f is not in this userland"; return 1; }
+	copy=$PM/etc.${f##*/}
+	if ! { cat "$f" && printf '%s\n' "$@"; } >"$copy" || ! mount --bind "$copy" "$f"; then
+		CT_WHY="cannot bind $copy over $f"
+		return 1
+	fi
+	PM_ETC+=("$f")
+}
+pm_etc_undo() {
+	local f
+	for f in "${PM_ETC[@]}"; do umount "$f"; done
+	PM_ETC=()
+}
+
+# --- podman --userns=auto (#41 item 4): podman picks a range of
+# /etc/subuid's "containers" and crun creates the container's user namespace
+# before the hook runs, so nsguard guards the container at base level 1 and
+# never refuses that namespace; a nested one below it is refused.
+case_userns_auto() {
+	local rc=0 why
+	# containers/storage looks the user up by name first.
+	if ! pm_etc /etc/passwd "containers:x:1788:1788::/nonexistent:/usr/sbin/nologin" ||
+		! pm_etc /etc/subuid containers:300000:200000 || ! pm_etc /etc/subgid containers:300000:200000; then
+		pm_etc_undo
+		return 0 # CT_SKIP or CT_WHY says why
+	fi
+	pm_start "pm-auto-$S" --userns=auto || rc=1
+	if [ "$rc" = 0 ]; then
+		pm exec "$PM_ID" cat /proc/self/uid_map
+		CT_OUT=$PM_OUT CT_RC=$PM_RC
+		want_run "the container's uid_map" 0 "*0 *3[0-9][0-9][0-9][0-9][0-9] *" || rc=1
+		pm_probe "nsg-userns unshare" 1 "unshare: fail errno=EPERM" nsg-userns unshare || rc=1
+		want_eq "status" "$(ct_info "$PM_ID")" \
+			"mode=deny max_depth=0 errno=EPERM base_level=1 attached=true allowed=0 denied=1 audited=0" || rc=1
+		why=$CT_WHY
+		pm_rm || rc=1
+		CT_WHY=${why:-$CT_WHY}
+	fi
+	pm_etc_undo
+	return $rc
+}
+ct_case podman/userns-auto case_userns_auto
+
+# --- rootless podman (#41 item 4): podman runs a user's hooks in the user's
+# own user namespace, as that user, where bpf() cannot attach anything, so
+# nsguard's hook refuses the container (fail-mode closed) and says why; and
+# a user chooses their own hooks dirs, so the hook is no guard there at all.
+# What guards rootless containers is the admin's guard on the user's cgroup
+# (nsguard attach, max-depth 1: podman's own user namespace is level 1):
+# nested user namespaces in the user's containers are refused, whatever
+# hooks the user runs.
+PM_USER=nsg-rootless
+PM_UID=1789
+# pm_user ARGS...: rootless podman as PM_USER in cgroup PM_UCG, no hooks
+# dir but the test's PM_UHOOKS; PM_OUT/PM_RC.
+pm_user() {
+	# shellcheck disable=SC2016 # the inner shell's
+	PM_OUT=$(cd / && timeout "$CT_TIMEOUT" bash -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs" || exit 125
+		shift; exec "$@"' - "${PM_UCG:-}" setpriv --reuid "$PM_UID" --regid "$PM_UID" --clear-groups \
+		env -i PATH="$PATH" HOME="$PM/home" XDG_RUNTIME_DIR="$PM/xdg" USER=$PM_USER TMPDIR=/tmp \
+		podman --root "$PM/home/storage" --runroot "$PM/xdg/run" --storage-driver vfs \
+		--cgroup-manager cgroupfs --events-backend file --network-config-dir "$PM/home/net" \
+		--hooks-dir "$PM_UHOOKS" "$@" <"${PM_STDIN:-/dev/null}" 2>&1)
+	PM_RC=$?
+}
+pm_user_setup() {
+	command -v newuidmap >/dev/null ||
+		{ CT_SKIP="no newuidmap in this userland (Debian's uidmap): rootless podman cannot start"; return 1; }
+	pm_etc /etc/passwd "$PM_USER:x:$PM_UID:$PM_UID::$PM/home:/bin/sh" &&
+		pm_etc /etc/group "$PM_USER:x:$PM_UID:" &&
+		pm_etc /etc/subuid "$PM_USER:500000:65536" && pm_etc /etc/subgid "$PM_USER:500000:65536" || return 1
+	if ! mkdir -p "$PM/home/net" "$PM/xdg" "$PM/uhooks-none" ||
+		! chown -R "$PM_UID:$PM_UID" "$PM/home" "$PM/xdg" || ! chmod 700 "$PM/xdg"; then
+		CT_WHY="cannot make $PM_USER's home"
+		return 1
+	fi
+	PM_UHOOKS=$PM/uhooks-none
+	tar -C "$CT_ROOTFS" -cf "$PM/bb.tar" . || { CT_WHY="cannot tar the image"; return 1; }
+	PM_STDIN=$PM/bb.tar pm_user import - "$PM_IMAGE"
+	[ "$PM_RC" = 0 ] || { CT_WHY="rootless podman import: $(echo "$PM_OUT" | tail -n 3 | tr '\n' '|')"; return 1; }
+}
+case_rootless_hook() {
+	local rc=0
+	pm_user_setup || { pm_etc_undo; [ -n "$CT_SKIP" ]; return; }
+	PM_UHOOKS=$PM/hooks.d
+	# runc passes the hook's stderr on (crun 1.28 does not, and the user
+	# cannot write the kernel log).
+	# From a cgroup of the user's own, as systemd delegates one (the root
+	# cgroup would be refused first, for that).
+	if ! mkdir "/sys/fs/cgroup/nsg-ru-$S" || ! chown -R "$PM_UID:$PM_UID" "/sys/fs/cgroup/nsg-ru-$S"; then
+		pm_etc_undo
+		CT_WHY="cannot make the user's cgroup"
+		return 1
+	fi
+	PM_UCG=/sys/fs/cgroup/nsg-ru-$S pm_user --runtime runc run --rm --network none "$PM_IMAGE" echo CONTAINER-RAN
+	CT_OUT=$PM_OUT CT_RC=$PM_RC
+	[[ $CT_OUT != *CONTAINER-RAN* ]] || { CT_WHY="rootless: the container ran: $CT_OUT"; rc=1; }
+	[ "$rc" = 1 ] || want_run "rootless podman with nsguard's hooks.d" 126 \
+		"*createRuntime hook*nsguard: container *: permission denied: nsguard runs in a user namespace that is not the host's*'nsguard attach'*" ||
+		rc=1
+	pm_user rm -a -f -t 0 >/dev/null
+	echo 1 >"/sys/fs/cgroup/nsg-ru-$S/cgroup.kill"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "/sys/fs/cgroup/nsg-ru-$S" 2>/dev/null && break; sleep 0.2; done
+	pm_etc_undo
+	return $rc
+}
+ct_case podman/rootless-hook-refuses case_rootless_hook
+
+case_rootless_cgroup() {
+	local rc=0 cg=nsg-rootless-$S id=rootless-$S why
+	pm_user_setup || { pm_etc_undo; [ -n "$CT_SKIP" ]; return; }
+	mkdir "/sys/fs/cgroup/$cg" || { pm_etc_undo; CT_WHY="cannot make cgroup $cg"; return 1; }
+	CT_OUT=$("$NSGUARD" attach --cgroup "$cg" --id "$id" --mode allow --max-depth 1 2>&1) ||
+		{ CT_WHY="nsguard attach: $CT_OUT"; rc=1; }
+	if [ "$rc" = 0 ]; then
+		PM_UCG=/sys/fs/cgroup/$cg pm_user run --rm --network none "$PM_IMAGE" nsg-userns unshare
+		CT_OUT=$PM_OUT CT_RC=$PM_RC
+		want_run "rootless podman, nsg-userns unshare in the guarded user's cgroup" 1 \
+			"unshare: fail errno=EPERM" || rc=1
+		want_eq "status counts" "$(ct_info "$id" | sed 's/.* allowed=[0-9]* //')" "denied=1 audited=0" || rc=1
+	fi
+	why=$CT_WHY
+	echo 1 >"/sys/fs/cgroup/$cg/cgroup.kill"
+	"$NSGUARD" detach --id "$id" >/dev/null 2>&1
+	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "/sys/fs/cgroup/$cg" 2>/dev/null && break; sleep 0.2; done
+	pm_etc_undo
+	CT_WHY=$why
+	return $rc
+}
+ct_case podman/rootless-guarded-by-cgroup case_rootless_cgroup

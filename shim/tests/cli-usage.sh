@@ -132,6 +132,19 @@ for args in "attach" "attach --cgroup x --max-depth many" "attach --cgroup x --m
 	run nobody "$NSGUARD" $args </dev/null
 	want "unprivileged-usage/${args// /_}" 2 "" "permission denied"
 done
+# ... and root in a user namespace of its own, where a rootless runtime runs
+# its hooks: every capability there, none that reaches bpf().  Stops at the
+# check, before any bpf().
+if unshare -r true 2>/dev/null; then
+	for args in "attach --cgroup x" "detach --id x"; do
+		# shellcheck disable=SC2086
+		run unshare -r "$NSGUARD" $args </dev/null
+		want "own-userns/${args// /_}" 1 \
+			"nsguard runs in a user namespace that is not the host's (a rootless runtime"
+	done
+else
+	skip cli/own-userns "unshare -r is refused here"
+fi
 run nobody "$NSGUARD" detach --cgroup /
 want unprivileged-root-cgroup 1 "refusing the root cgroup"
 # ... and a well-formed command line without privileges is refused as such.
