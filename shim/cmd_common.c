@@ -160,10 +160,6 @@ int cmd_set_flag(int opt, const char *arg, void *data)
 }
 
 /*
- * capget and one prctl (hook_caps_needed), not libcap: its constructor
- * alone made six prctl calls in every hook.
- */
-/*
  * The host's user namespace has a fixed inode (PROC_USER_INIT_INO,
  * include/linux/proc_ns.h, since Linux 3.8).  Capabilities in any other
  * user namespace reach no bpf() and no cgroup namespace of the host's:
@@ -185,6 +181,10 @@ static int initial_userns(void)
 			       "'nsguard attach' instead (nsguard(8), ROOTLESS CONTAINERS)");
 }
 
+/*
+ * capget and one prctl (hook_caps_needed), not libcap: its constructor
+ * alone made six prctl calls in every hook.
+ */
 int cmd_require_privileges(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };

@@ -292,6 +292,12 @@ pm_user() {
 		--hooks-dir "$PM_UHOOKS" "$@" <"${PM_STDIN:-/dev/null}" 2>&1)
 	PM_RC=$?
 }
+# pm_cg_remove DIR: kill what rootless podman left in cgroup DIR (its pause
+# process), then remove DIR once the kernel has let them go.
+pm_cg_remove() {
+	echo 1 >"$1/cgroup.kill"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$1" 2>/dev/null && break; sleep 0.2; done
+}
 pm_user_setup() {
 	command -v newuidmap >/dev/null ||
 		{ CT_SKIP="no newuidmap in this userland (Debian's uidmap): rootless podman cannot start"; return 1; }
@@ -312,8 +318,6 @@ case_rootless_hook() {
 	local rc=0
 	pm_user_setup || { pm_etc_undo; [ -n "$CT_SKIP" ]; return; }
 	PM_UHOOKS=$PM/hooks.d
-	# runc passes the hook's stderr on (crun 1.28 does not, and the user
-	# cannot write the kernel log).
 	# From a cgroup of the user's own, as systemd delegates one (the root
 	# cgroup would be refused first, for that).
 	if ! mkdir "/sys/fs/cgroup/nsg-ru-$S" || ! chown -R "$PM_UID:$PM_UID" "/sys/fs/cgroup/nsg-ru-$S"; then
@@ -321,6 +325,8 @@ case_rootless_hook() {
 		CT_WHY="cannot make the user's cgroup"
 		return 1
 	fi
+	# runc passes the hook's stderr on (crun 1.28 does not, and the user
+	# cannot write the kernel log).
 	PM_UCG=/sys/fs/cgroup/nsg-ru-$S pm_user --runtime runc run --rm --network none "$PM_IMAGE" echo CONTAINER-RAN
 	CT_OUT=$PM_OUT CT_RC=$PM_RC
 	[[ $CT_OUT != *CONTAINER-RAN* ]] || { CT_WHY="rootless: the container ran: $CT_OUT"; rc=1; }
@@ -328,8 +334,7 @@ case_rootless_hook() {
 		"*createRuntime hook*nsguard: container *: permission denied: nsguard runs in a user namespace that is not the host's*'nsguard attach'*" ||
 		rc=1
 	pm_user rm -a -f -t 0 >/dev/null
-	echo 1 >"/sys/fs/cgroup/nsg-ru-$S/cgroup.kill"
-	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "/sys/fs/cgroup/nsg-ru-$S" 2>/dev/null && break; sleep 0.2; done
+	pm_cg_remove "/sys/fs/cgroup/nsg-ru-$S"
 	pm_etc_undo
 	return $rc
 }
@@ -349,9 +354,8 @@ case_rootless_cgroup() {
 		want_eq "status counts" "$(ct_info "$id" | sed 's/.* allowed=[0-9]* //')" "denied=1 audited=0" || rc=1
 	fi
 	why=$CT_WHY
-	echo 1 >"/sys/fs/cgroup/$cg/cgroup.kill"
 	"$NSGUARD" detach --id "$id" >/dev/null 2>&1
-	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "/sys/fs/cgroup/$cg" 2>/dev/null && break; sleep 0.2; done
+	pm_cg_remove "/sys/fs/cgroup/$cg"
 	pm_etc_undo
 	CT_WHY=$why
 	return $rc
